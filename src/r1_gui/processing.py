@@ -1,0 +1,175 @@
+"""The one processor loader of r1_gui: Qwen-VL processors with or without torchvision, with min/max pixels.
+
+The stock `Qwen2VLProcessor` / `Qwen2_5_VLProcessor` require a video processor, and the video processor requires
+torchvision, of which there is no CPU build on PyPI. `AutoProcessor.from_pretrained` then raises, or quietly returns
+the bare tokenizer, and TRL treats the model as text-only (`KeyError: 'pixel_values'`). `GUIVLProcessor` is the
+Qwen-VL processor without the video half: image processor (PIL backend) + tokenizer + chat template. It reads our
+tiny folders and upstream Qwen2-VL, Aguvis and Qwen2.5-VL checkpoint folders, and saves folders that upstream code
+loads as the stock processor of their architecture. Where torchvision works, `load_processor` uses the stock one.
+
+    from r1_gui.processing import load_processor
+    processor = load_processor("xlangai/Aguvis-7B-720P", max_pixels=501760)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from importlib import resources
+from pathlib import Path
+
+from transformers import AutoTokenizer
+from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor
+from transformers.processing_utils import ProcessorMixin
+
+logger = logging.getLogger(__name__)
+
+CHAT_TEMPLATE = resources.files("r1_gui").joinpath("chat_template.jinja").read_text()
+
+# processor_class written into saved folders, so that stock transformers (with torchvision) loads them natively.
+STOCK_PROCESSOR_CLASS = {"qwen2_vl": "Qwen2VLProcessor", "qwen2_5_vl": "Qwen2_5_VLProcessor"}
+
+
+class GUIVLProcessor(Qwen2VLProcessor):
+    """Qwen2-VL / Qwen2.5-VL processor for images and text only (no video processor, so no torchvision).
+
+    Differs from `Qwen2VLProcessor` only in that it holds no video processor: calling it with `videos=` is an error.
+    For images the token expansion and outputs (`input_ids`, `pixel_values`, `image_grid_thw`) are the stock ones.
+    """
+
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        self.model_type = kwargs.pop("model_type", None)
+        self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
+        self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
+        self.image_token_id = getattr(tokenizer, "image_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.image_token
+        )
+        self.video_token_id = getattr(tokenizer, "video_token_id", None) or tokenizer.convert_tokens_to_ids(
+            self.video_token
+        )
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template, **kwargs)
+
+    def __call__(self, images=None, text=None, videos=None, **kwargs):
+        if videos is not None:
+            raise ValueError("GUIVLProcessor handles images only; install a CUDA torchvision for video inputs")
+        return super().__call__(images=images, text=text, **kwargs)
+
+    def to_dict(self) -> dict:
+        output = super().to_dict()
+        output["processor_class"] = STOCK_PROCESSOR_CLASS.get(self.model_type, "Qwen2VLProcessor")
+        output.pop("model_type", None)
+        return output
+
+    @classmethod
+    def from_folder(cls, path: str | Path, model_type: str | None = None) -> GUIVLProcessor:
+        """Load the image processor, tokenizer and chat template of a local Qwen-VL model folder."""
+        path = Path(path)
+        image_processor = Qwen2VLImageProcessorPil.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        return cls(
+            image_processor=image_processor,
+            tokenizer=tokenizer,
+            chat_template=_read_chat_template(path) or getattr(tokenizer, "chat_template", None),
+            model_type=model_type or _model_type(path),
+        )
+
+
+def _read_chat_template(path: Path) -> str | None:
+    """The chat template a folder ships: chat_template.jinja, chat_template.json, or processor_config.json."""
+    if (path / "chat_template.jinja").is_file():
+        return (path / "chat_template.jinja").read_text()
+    for name in ("chat_template.json", "processor_config.json"):
+        if (path / name).is_file():
+            template = json.loads((path / name).read_text()).get("chat_template")
+            if template:
+                return template
+    return None
+
+
+def _model_type(path: Path) -> str | None:
+    config = path / "config.json"
+    if not config.is_file():
+        return None
+    return json.loads(config.read_text()).get("model_type")
+
+
+@functools.cache
+def torchvision_works() -> bool:
+    """True when torchvision imports and its C++ ops load (a CUDA torchvision on CPU torch does not)."""
+    try:
+        import torchvision  # noqa: F401
+        from torchvision.transforms.v2 import functional  # noqa: F401
+    except Exception:  # ImportError, or RuntimeError "operator torchvision::nms does not exist"
+        return False
+    return True
+
+
+def resolve_model_path(model_name_or_path: str | Path) -> Path:
+    """A local folder as is; a Hub id through the local cache or a download (never in tests)."""
+    path = Path(model_name_or_path)
+    if path.is_dir():
+        return path
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(str(model_name_or_path)))
+
+
+def load_processor(
+    model_name_or_path: str | Path,
+    min_pixels: int | None = None,
+    max_pixels: int | None = None,
+    chat_template: str | None = None,
+    padding_side: str | None = None,
+):
+    """Load the processor of a Qwen-VL model folder (or Hub id) with the given min/max pixels.
+
+    min_pixels/max_pixels bound the resized screenshot's area (Qwen smart_resize); None keeps the folder's values.
+    chat_template replaces the folder's template (r1_gui's own template is `CHAT_TEMPLATE`). padding_side sets the
+    tokenizer's pad side (left for batched generation).
+    """
+    path = resolve_model_path(model_name_or_path)
+    model_type = _model_type(path)
+    if model_type not in STOCK_PROCESSOR_CLASS:
+        raise ValueError(
+            f"{model_name_or_path} is not a Qwen-VL model folder: config.json has model_type {model_type!r}, "
+            f"expected one of {', '.join(STOCK_PROCESSOR_CLASS)}"
+        )
+    if torchvision_works():
+        from transformers import AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(path)
+    else:
+        processor = GUIVLProcessor.from_folder(path, model_type=model_type)
+    set_pixel_bounds(processor, min_pixels, max_pixels)
+    if chat_template is not None:
+        processor.chat_template = chat_template
+    if padding_side is not None:
+        processor.tokenizer.padding_side = padding_side
+    return processor
+
+
+def set_pixel_bounds(processor, min_pixels: int | None = None, max_pixels: int | None = None) -> None:
+    """Set the image area bounds (the `size` dict the Qwen image processor resizes by) in place."""
+    if min_pixels is None and max_pixels is None:
+        return
+    image_processor = processor.image_processor
+    size = dict(image_processor.size)
+    if min_pixels is not None:
+        size["shortest_edge"] = int(min_pixels)
+    if max_pixels is not None:
+        size["longest_edge"] = int(max_pixels)
+    if size["shortest_edge"] > size["longest_edge"]:
+        raise ValueError(f"min_pixels ({size['shortest_edge']}) must not exceed max_pixels ({size['longest_edge']})")
+    image_processor.size = type(image_processor.size)(**size) if not isinstance(image_processor.size, dict) else size
+    for name, value in (("min_pixels", size["shortest_edge"]), ("max_pixels", size["longest_edge"])):
+        if hasattr(image_processor, name):
+            setattr(image_processor, name, value)
+
+
+def pixel_bounds(processor) -> tuple[int, int]:
+    """(min_pixels, max_pixels) the processor resizes screenshots to."""
+    size = processor.image_processor.size
+    get = size.get if isinstance(size, dict) else lambda key: getattr(size, key)
+    return int(get("shortest_edge")), int(get("longest_edge"))

@@ -1,0 +1,49 @@
+"""Shared fixtures: offline environment, network guard, tiny models of both architectures (built once a session)."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NETGUARD = Path(__file__).resolve().parent / "netguard"
+
+# Set before anything imports huggingface_hub, transformers or wandb, and inherited by every subprocess a test starts.
+os.environ.update(
+    {
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+        "TOKENIZERS_PARALLELISM": "false",
+        "R1_GUI_NO_NETWORK": "1",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(NETGUARD), os.environ.get("PYTHONPATH", "")) if p),
+    }
+)
+sys.path.insert(0, str(NETGUARD))
+import sitecustomize  # noqa: E402,F401  (installs the guard in this process too)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen2_vl(tmp_path_factory) -> Path:
+    """A tiny random Qwen2-VL model folder (model + processor), built offline once per session."""
+    from r1_gui.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-vl"), arch="qwen2_vl", size="tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen2_5_vl(tmp_path_factory) -> Path:
+    """A tiny random Qwen2.5-VL model folder (model + processor), built offline once per session."""
+    from r1_gui.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-5-vl"), arch="qwen2_5_vl", size="tiny")
+
+
+@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl"])
+def tiny_model(request) -> Path:
+    """Each tiny architecture in turn."""
+    return request.getfixturevalue("tiny_" + request.param)

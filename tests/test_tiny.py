@@ -1,0 +1,109 @@
+"""Tiny offline models: both architectures build, save, reload under HF_HUB_OFFLINE=1 and generate."""
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+from PIL import Image
+from transformers import AutoModelForImageTextToText
+
+from r1_gui.processing import load_processor
+from r1_gui.tiny import AGUVIS_SPECIAL_TOKENS, QWEN_SPECIAL_TOKENS, SIZES, _mrope_section
+
+
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl"])
+def test_config_has_the_architecture_and_tokenizer_ids(arch, request):
+    folder = request.getfixturevalue(f"tiny_{arch}")
+    config = json.loads((folder / "config.json").read_text())
+    processor = load_processor(folder)
+    tokenizer = processor.tokenizer
+    assert config["model_type"] == arch
+    assert config["image_token_id"] == tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    assert config["vision_start_token_id"] == tokenizer.convert_tokens_to_ids("<|vision_start|>")
+    assert config["text_config"]["vocab_size"] == len(tokenizer)
+
+
+def test_tokenizer_carries_every_qwen_and_aguvis_special_token(tiny_qwen2_vl):
+    tokenizer = load_processor(tiny_qwen2_vl).tokenizer
+    for token in QWEN_SPECIAL_TOKENS + AGUVIS_SPECIAL_TOKENS + ("<tool_call>", "</tool_call>"):
+        ids = tokenizer.encode(token, add_special_tokens=False)
+        assert len(ids) == 1, f"{token} is split into {ids}"
+    # skip_special_tokens drops the channel tokens and glues the recipient to the role, as with Aguvis-7B.
+    text = "Action: back<|im_end|>\n<|im_start|>assistant<|recipient|>os\nmobile.back()<|diff_marker|>"
+    decoded = tokenizer.decode(tokenizer.encode(text), skip_special_tokens=True)
+    assert decoded == "Action: back\nassistantos\nmobile.back()"
+
+
+def test_digits_are_single_tokens_like_qwen(tiny_qwen2_vl):
+    tokenizer = load_processor(tiny_qwen2_vl).tokenizer
+    tokens = tokenizer.tokenize("x=0.963")
+    assert tokens[-3:] == ["9", "6", "3"]
+
+
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl"])
+def test_reloads_offline_and_generates_from_a_screenshot(arch, request):
+    folder = request.getfixturevalue(f"tiny_{arch}")
+    model = AutoModelForImageTextToText.from_pretrained(folder)
+    processor = load_processor(folder, max_pixels=50176)
+    assert model.config.model_type == arch
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Open the Clock app"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    inputs = processor(images=[Image.new("RGB", (540, 1170), "white")], text=[prompt], return_tensors="pt")
+    with torch.no_grad():
+        output = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    assert output.shape[1] > inputs["input_ids"].shape[1]
+    assert output.shape[1] <= inputs["input_ids"].shape[1] + 8
+
+
+def test_same_seed_gives_same_weights(tmp_path):
+    from r1_gui.tiny import build_tiny_model
+
+    a = AutoModelForImageTextToText.from_pretrained(build_tiny_model(tmp_path / "a", seed=3))
+    b = AutoModelForImageTextToText.from_pretrained(build_tiny_model(tmp_path / "b", seed=3))
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert torch.equal(pa, pb), name
+
+
+def test_small_size_has_a_few_million_parameters():
+    from r1_gui.processing import CHAT_TEMPLATE
+    from r1_gui.tiny import build_config, build_tokenizer
+
+    tokenizer = build_tokenizer(SIZES["small"].vocab, CHAT_TEMPLATE)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(build_config("qwen2_5_vl", SIZES["small"], tokenizer))
+    n_params = sum(p.numel() for p in model.parameters())
+    assert 2e6 < n_params < 10e6
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 128])
+def test_mrope_section_sums_to_half_the_head_dim(head_dim):
+    assert sum(_mrope_section(head_dim)) == head_dim // 2
+    assert _mrope_section(128) == [16, 24, 24]  # Qwen2-VL-7B's split
+
+
+def test_cli_builds_a_folder(tmp_path):
+    out = tmp_path / "cli"
+    result = subprocess.run(
+        [sys.executable, "-m", "r1_gui.tiny", "--arch", "qwen2_5_vl", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["model_type"] == "qwen2_5_vl"
+    assert "saved tiny qwen2_5_vl model" in result.stdout
+
+
+def test_cli_rejects_an_unknown_architecture(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "r1_gui.tiny", "--arch", "llama", "--out", str(tmp_path)], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "qwen2_vl" in result.stderr
+
+
+def test_the_network_guard_blocks_outside_connections():
+    with pytest.raises(OSError, match="network access blocked"):
+        socket.create_connection(("huggingface.co", 443), timeout=1)
