@@ -1,0 +1,242 @@
+"""Tests for dataset/make_synthetic.py: schema, determinism, coverage of actions, geometry, safe writing."""
+
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dataset"))
+import make_synthetic  # noqa: E402
+
+WIDTH, HEIGHT = 300, 650  # not the default size, so the size knob is exercised too
+HUMAN_PATTERN = re.compile(
+    r"<image>\nPlease generate the next move according to the ui screenshot, instruction and previous actions\."
+    r"\n\nInstruction: (?P<instruction>[^\n]+)\n\nPrevious actions:\n"
+    r"(?P<history>None|Step 1: [^\n]+(?:\nStep \d+: [^\n]+)*)\Z"
+)
+NUMBER = r"(?:0|1)(?:\.\d{1,4})?"
+POINT_PATTERN = re.compile(rf"^(?:pyautogui\.click|mobile\.long_press)\(x=({NUMBER}), y=({NUMBER})\)$")
+CODE_PATTERNS = {  # action type -> the exact Aguvis form of its code
+    "click": re.compile(rf"^pyautogui\.click\(x={NUMBER}, y={NUMBER}\)$"),
+    "long_press": re.compile(rf"^mobile\.long_press\(x={NUMBER}, y={NUMBER}\)$"),
+    "type": re.compile(r"^pyautogui\.write\(message='(?:[^'\\]|\\.)*'\)$"),
+    "press_enter": re.compile(r"^pyautogui\.press\(keys=\['enter'\]\)$"),
+    "scroll": re.compile(r"^pyautogui\.scroll\(page=-0\.5\)$"),
+    "swipe": re.compile(rf"^mobile\.swipe\(from_coord=\[{NUMBER}, {NUMBER}\], to_coord=\[{NUMBER}, {NUMBER}\]\)$"),
+    "back": re.compile(r"^mobile\.back\(\)$"),
+    "home": re.compile(r"^mobile\.home\(\)$"),
+    "open_app": re.compile(r"^mobile\.open_app\(app_name='[^']+'\)$"),
+    "wait": re.compile(r"^mobile\.wait\(seconds=3\)$"),
+    "terminate": re.compile(r"^mobile\.terminate\(status='success'\)$"),
+}
+
+
+def action_type(code: str) -> str:
+    matches = [name for name, pattern in CODE_PATTERNS.items() if pattern.match(code)]
+    assert len(matches) == 1, f"code {code!r} is not in exactly one Aguvis form: {matches}"
+    return matches[0]
+
+
+def load_levels(folder: Path) -> dict[str, list[dict]]:
+    return {level: json.loads((folder / f"synthetic-{level}.json").read_text()) for level in make_synthetic.LEVELS}
+
+
+def by_episode(records: list[dict]) -> dict[str, list[tuple[int, dict]]]:
+    episodes = defaultdict(list)
+    for record in records:
+        subset, episode, step = record["image"].rsplit("_", 2)
+        assert subset == "synthetic" and "_" not in episode and step.endswith(".jpg")
+        episodes[episode].append((int(step.removesuffix(".jpg")), record))
+    return episodes
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory) -> tuple[Path, dict]:
+    folder = tmp_path_factory.mktemp("synthetic") / "out"
+    summary = make_synthetic.generate(folder, 28, seed=3, width=WIDTH, height=HEIGHT, progress=False)
+    return folder, summary
+
+
+def test_every_record_has_the_aguvis_schema(small_dataset):
+    folder, summary = small_dataset
+    levels = load_levels(folder)
+    assert summary["records"] == len(levels["l1"]) == len(levels["l2"]) == len(levels["l3"]) > 28
+    for record in levels["l1"]:
+        assert list(record) == ["image", "conversations", "bbox"]
+        system, human, plan, code = record["conversations"]
+        assert system == {"from": "system", "value": make_synthetic.SYSTEM_PROMPT}
+        assert set(human) == {"from", "value"} and human["from"] == "human"
+        assert HUMAN_PATTERN.match(human["value"]), human["value"]
+        assert (plan["from"], plan["recipient"], plan["end_turn"]) == ("gpt", "all", False)
+        assert (code["from"], code["recipient"], code["end_turn"]) == ("gpt", "os", True)
+        action_type(code["value"])
+        with Image.open(folder / "images" / record["image"]) as screenshot:
+            assert (screenshot.format, screenshot.size) == ("JPEG", (WIDTH, HEIGHT))
+
+
+def test_levels_hold_the_same_records_with_their_plan_forms(small_dataset):
+    levels = load_levels(small_dataset[0])
+    for l1, l2, l3 in zip(levels["l1"], levels["l2"], levels["l3"], strict=True):
+        assert l1["image"] == l2["image"] == l3["image"] and l1["bbox"] == l2["bbox"] == l3["bbox"]
+        assert [turn for i, turn in enumerate(l1["conversations"]) if i != 2] == [
+            turn for i, turn in enumerate(l3["conversations"]) if i != 2
+        ]
+        action = l1["conversations"][2]["value"]
+        assert re.fullmatch(r"Action: [^\n]+", action)
+        assert re.fullmatch(r"Thought: [^\n]+\n" + re.escape(action), l2["conversations"][2]["value"])
+        assert re.fullmatch(
+            r"Observation: [^\n]+\n" + re.escape(l2["conversations"][2]["value"]), l3["conversations"][2]["value"]
+        )
+
+
+def test_steps_are_numbered_and_history_repeats_earlier_actions(small_dataset):
+    for steps in by_episode(load_levels(small_dataset[0])["l1"]).values():
+        assert [number for number, _ in steps] == list(range(len(steps)))
+        actions = [record["conversations"][2]["value"].removeprefix("Action: ") for _, record in steps]
+        for number, record in steps:
+            history = HUMAN_PATTERN.match(record["conversations"][1]["value"])["history"]
+            expected = "\n".join(f"Step {i + 1}: {text}" for i, text in enumerate(actions[:number])) or "None"
+            assert history == expected
+        instructions = {HUMAN_PATTERN.match(r["conversations"][1]["value"])["instruction"] for _, r in steps}
+        assert len(instructions) == 1
+        assert action_type(steps[-1][1]["conversations"][3]["value"]) == "terminate"
+
+
+def test_points_fall_inside_their_bbox_and_boxes_inside_the_screen():
+    records = make_synthetic.make_records(70, seed=1, click_jitter=0.5)["l1"]
+    pointed = 0
+    for record in records:
+        code, bbox = record["conversations"][3]["value"], record["bbox"]
+        point = POINT_PATTERN.match(code)
+        if not point:
+            assert bbox is None, code
+            continue
+        x, y = float(point[1]), float(point[2])
+        x1, y1, x2, y2 = bbox
+        assert 0 <= x1 < x2 <= 1 and 0 <= y1 < y2 <= 1
+        assert x1 <= x <= x2 and y1 <= y <= y2, (code, bbox)
+        pointed += 1
+    assert pointed > 70
+
+
+def test_every_promised_action_type_appears():
+    records = make_synthetic.make_records(70, seed=0)["l1"]
+    seen = {action_type(record["conversations"][3]["value"]) for record in records}
+    assert seen == set(make_synthetic.ACTION_TYPES)
+
+
+def test_targets_are_drawn_where_the_bbox_says(small_dataset):
+    folder = small_dataset[0]
+    for record in load_levels(folder)["l1"]:
+        if record["bbox"]:
+            x1, y1, x2, y2 = record["bbox"]
+            with Image.open(folder / "images" / record["image"]) as screenshot:
+                crop = screenshot.convert("L").crop((x1 * WIDTH, y1 * HEIGHT, x2 * WIDTH, y2 * HEIGHT))
+            assert np.asarray(crop).std() > 8, f"nothing drawn at the target of {record['image']}"
+
+
+def test_target_positions_vary_for_the_same_label():
+    records = make_synthetic.make_records(120, seed=0, task_mix=["launch_icon"])["l1"]
+    boxes = defaultdict(set)
+    for record in records:
+        if record["bbox"]:
+            app = re.search(r"Click on the (.+) app icon", record["conversations"][2]["value"])[1]
+            boxes[app].add(tuple(record["bbox"]))
+    assert max(len(positions) for positions in boxes.values()) >= 3
+
+
+def test_same_seed_is_byte_identical_and_other_seeds_differ(tmp_path):
+    first = make_synthetic.generate(tmp_path / "a", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
+    make_synthetic.generate(tmp_path / "b", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
+    make_synthetic.generate(tmp_path / "c", 7, seed=6, width=WIDTH, height=HEIGHT, progress=False)
+    for level in make_synthetic.LEVELS:
+        name = f"synthetic-{level}.json"
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+        assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
+    images = sorted(path.name for path in (tmp_path / "a" / "images").iterdir())
+    assert len(images) == first["records"]
+    for name in images:
+        assert (tmp_path / "a" / "images" / name).read_bytes() == (tmp_path / "b" / "images" / name).read_bytes()
+
+
+@pytest.mark.parametrize("interruption", [RuntimeError("disk full"), KeyboardInterrupt()])
+def test_interrupted_run_leaves_nothing_behind(tmp_path, monkeypatch, interruption):
+    render, calls = make_synthetic.screens.Screen.render, []
+
+    def render_then_fail(screen, size):
+        calls.append(1)
+        if len(calls) > 5:
+            raise interruption
+        return render(screen, size)
+
+    monkeypatch.setattr(make_synthetic.screens.Screen, "render", render_then_fail)
+    with pytest.raises(type(interruption)):
+        make_synthetic.generate(tmp_path / "out", 10, width=WIDTH, height=HEIGHT, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_refuses_a_non_empty_output_dir_unless_overwrite(tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="overwrite"):
+        make_synthetic.generate(output, 2, images="none", progress=False)
+    assert [path.name for path in output.iterdir()] == ["keep.txt"]
+    make_synthetic.generate(output, 2, images="none", overwrite=True, progress=False)
+    assert sorted(path.name for path in output.iterdir()) == [f"synthetic-{level}.json" for level in ("l1", "l2", "l3")]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
+
+
+def test_exact_record_count_with_stub_images_or_none(tmp_path):
+    summary = make_synthetic.generate(tmp_path / "stub", records=50, seed=2, images="stub", progress=False)
+    records = load_levels(tmp_path / "stub")["l1"]
+    assert summary["records"] == len(records) == 50
+    assert all((tmp_path / "stub" / "images" / record["image"]).is_file() for record in records)
+    make_synthetic.generate(tmp_path / "json", records=50, seed=2, images="none", progress=False)
+    assert not (tmp_path / "json" / "images").exists()
+    assert (
+        load_levels(tmp_path / "json")
+        == load_levels(tmp_path / "stub")
+        == make_synthetic.make_records(records=50, seed=2)
+    )
+
+
+def test_grid_and_task_mix_knobs():
+    records = make_synthetic.make_records(12, seed=0, grid=(2, 2), task_mix=["launch_icon", "icon_menu"])["l3"]
+    first_steps = [r for r in records if r["image"].endswith("_0.jpg")]
+    assert all("2x2 app grid" in r["conversations"][2]["value"] for r in first_steps)
+    assert {action_type(r["conversations"][3]["value"]) for r in first_steps} == {"click", "long_press"}
+    with pytest.raises(ValueError, match="launch_icon"):
+        make_synthetic.make_records(1, task_mix=["fly_to_moon"])
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.5, "0.5"),  # trailing zeros trimmed
+        (0.0625, "0.0625"),  # four decimals kept
+        (0.123456, "0.1235"),  # rounded to four decimals
+        (1.0, "1.0"),  # at least one decimal
+        (0.0, "0.0"),
+        (1.2, "1.0"),  # clamped to the screen
+    ],
+)
+def test_coordinate_format(value, text):
+    assert make_synthetic.coordinate(value) == text
+
+
+def test_typed_text_is_quoted_safely():
+    assert make_synthetic.quoted("it's a \\ test") == "'it\\'s a \\\\ test'"
+
+
+def test_cli_writes_json_and_prints_a_summary(tmp_path, capsys):
+    args = make_synthetic.parse_args(["--output_dir", str(tmp_path / "cli"), "--episodes", "14", "--no_images"])
+    summary = make_synthetic.main(args)
+    assert summary["records"] == len(load_levels(tmp_path / "cli")["l2"])
+    assert sum(summary["action_counts"].values()) == summary["records"]
+    assert f"{summary['records']} records (14 episodes)" in capsys.readouterr().out
