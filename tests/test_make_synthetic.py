@@ -1,8 +1,7 @@
-"""Tests for dataset/make_synthetic.py: schema, determinism, coverage of actions, geometry, safe writing."""
+"""The synthetic twin (r1_gui.synthetic; CLI dataset/make_synthetic.py): schema, determinism, actions, safety."""
 
 import json
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -10,8 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dataset"))
-import make_synthetic  # noqa: E402
+from r1_gui.synthetic import episodes as make_synthetic
 
 WIDTH, HEIGHT = 300, 650  # not the default size, so the size knob is exercised too
 HUMAN_PATTERN = re.compile(

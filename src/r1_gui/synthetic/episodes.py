@@ -1,0 +1,658 @@
+"""Synthetic twin of the Aguvis AITW data: scripted phone episodes rendered with PIL.
+
+    python dataset/make_synthetic.py --output_dir data/synthetic --episodes 200 --seed 0
+    python dataset/make_synthetic.py --output_dir data/synthetic_small --episodes 500 --width 224 --height 448 \
+        --grid 2x2 --task_mix launch_icon,open_app
+    python dataset/make_synthetic.py --output_dir data/bench --records 19000 --image_stub   # builder benchmark
+
+writes
+
+    DIR/images/synthetic_<episode>_<step>.jpg
+    DIR/synthetic-l1.json, DIR/synthetic-l2.json, DIR/synthetic-l3.json
+
+in the Aguvis stage-2 schema (shared/NOTES.md section 2): one record per step, the same records in the three
+files, which differ only in the plan turn (l1 "Action: ...", l2 adds "Thought:", l3 adds "Observation:").
+Each record also carries "bbox", the normalized [x1, y1, x2, y2] box of the element the step acts on (null for
+actions without a target), which the builder keeps as its bbox column. The system and human turns are plain
+{"from", "value"} as in the released files; the two gpt turns carry "recipient" and "end_turn".
+
+Tasks (--task_mix, default all, episodes cycle through them in this order):
+    launch_icon     "Open the Clock app": click the labelled icon (maybe wait for loading), terminate
+    open_app        the same wording when no icon is on screen: mobile.open_app, terminate
+    web_search      click the search field, type, press enter (maybe wait), click the named result, terminate
+    toggle_setting  "Turn on Wi-Fi": scroll or swipe until the row shows, click its switch, terminate
+    icon_menu       long press an icon, pick "Remove" or "App info" in its menu, terminate
+    go_back         open a list item and go back, or go back from a detail page, terminate
+    go_home         press home (then maybe click an icon), terminate
+Layouts, colours, grid positions, list contents and wording are drawn from the seed, so a target's position is
+never fixed by its label. Same seed and arguments give byte-identical JSON and images.
+
+Knobs for small models: --width/--height (screens scale with the width), --grid ROWSxCOLS (fewer, larger
+icons), --task_mix, --click_jitter (0 clicks element centres; f jitters up to f of the half-size).
+Fast record files: --no_images writes only the JSON; --image_stub writes an 8x8 placeholder JPEG per record
+(for benchmarks that only check the files exist); --records N stops at exactly N records (the last episode
+may end early) instead of --episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+
+from PIL import Image
+from tqdm import tqdm
+
+from r1_gui.synthetic import screens
+
+logger = logging.getLogger(__name__)
+
+SUBSET = "synthetic"
+LEVELS = ("l1", "l2", "l3")
+ACTION_TYPES = (
+    "click", "long_press", "type", "press_enter", "scroll", "swipe", "back", "home", "open_app", "wait", "terminate",
+)  # fmt: skip
+SYSTEM_PROMPT = (
+    "You are a GUI agent operating an Android phone. Each turn you receive a screenshot of the current screen, "
+    "the user's instruction and the actions taken so far. Decide the single next action and output it as one "
+    "line of Python code using the pyautogui and mobile APIs: pyautogui.click(x=, y=), pyautogui.write(message=''), "
+    "pyautogui.press(keys=['enter']), pyautogui.scroll(page=), mobile.swipe(from_coord=[x, y], to_coord=[x, y]), "
+    "mobile.long_press(x=, y=), mobile.back(), mobile.home(), mobile.open_app(app_name=''), "
+    "mobile.wait(seconds=), mobile.terminate(status='success' or 'failure'). Coordinates are fractions of the "
+    "screen width and height, between 0 and 1."
+)
+HUMAN_TEMPLATE = (
+    "<image>\nPlease generate the next move according to the ui screenshot, instruction and previous actions."
+    "\n\nInstruction: {instruction}\n\nPrevious actions:\n{history}"
+)
+QUERIES = (
+    "pizza near me", "weather tomorrow", "cheap flights to boston", "how to tie a tie", "best hiking trails",
+    "python tutorial", "movie times tonight", "banana bread recipe", "nearest gas station", "world cup scores",
+    "yoga for beginners", "used cars for sale", "coffee shops open now", "how tall is mount everest",
+)  # fmt: skip
+SITES = (
+    "yelp.com", "wikipedia.org", "tripadvisor.com", "reddit.com", "youtube.com", "nytimes.com", "allrecipes.com",
+    "amazon.com", "imdb.com", "weather.com", "bbc.com", "github.com", "quora.com", "espn.com",
+)  # fmt: skip
+ENGINES = ("Google", "Bing", "DuckDuckGo", "Browser")
+MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
+WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
+STUB_JPEG_SIDE = 8
+
+
+def coordinate(value: float) -> str:
+    """A screen fraction as Aguvis writes it: at most 4 decimals, trailing zeros trimmed (0.5, 0.0625)."""
+    text = f"{min(1.0, max(0.0, value)):.4f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def quoted(text: str) -> str:
+    """A Python single-quoted string literal for typed text."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass
+class Step:
+    screen: screens.Screen
+    action_type: str
+    code: str
+    description: str  # the l1 "Action:" text, repeated in later steps' history
+    thought: str
+    target: screens.Box | None = None  # pixel box of the element acted on
+
+
+@dataclass
+class Episode:
+    task: str
+    instruction: str = ""
+    steps: list[Step] = field(default_factory=list)
+
+
+class Script:
+    """Records one episode's steps and writes their action code for the screen size."""
+
+    def __init__(self, episode: Episode, size: screens.Size, rng: random.Random, click_jitter: float):
+        self.episode, self.size, self.rng, self.click_jitter = episode, size, rng, click_jitter
+
+    def _point(self, box: screens.Box) -> str:
+        x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        if self.click_jitter:
+            x += self.rng.uniform(-1, 1) * self.click_jitter * (box[2] - box[0]) / 2
+            y += self.rng.uniform(-1, 1) * self.click_jitter * (box[3] - box[1]) / 2
+        return f"x={coordinate(x / self.size.width)}, y={coordinate(y / self.size.height)}"
+
+    def act(self, screen: screens.Screen, action_type: str, code: str, description: str, thought: str, target=None):
+        self.episode.steps.append(Step(screen, action_type, code, description, thought, target))
+
+    def click(self, screen: screens.Screen, element: str, description: str, thought: str, long_press: bool = False):
+        box = screen.elements(self.size)[element]  # a KeyError here is a scripting bug: the target is not shown
+        if long_press:
+            self.act(screen, "long_press", f"mobile.long_press({self._point(box)})", description, thought, box)
+        else:
+            self.act(screen, "click", f"pyautogui.click({self._point(box)})", description, thought, box)
+
+    def type(self, screen: screens.Screen, text: str, thought: str):
+        code = f"pyautogui.write(message={quoted(text)})"
+        self.act(screen, "type", code, f"Type '{text}' into the search field.", thought)
+
+    def press_enter(self, screen: screens.Screen, thought: str):
+        self.act(screen, "press_enter", "pyautogui.press(keys=['enter'])", "Press Enter to search.", thought)
+
+    def wait(self, screen: screens.Screen, thought: str):
+        self.act(screen, "wait", "mobile.wait(seconds=3)", "Wait for the page to load.", thought)
+
+    def back(self, screen: screens.Screen, thought: str):
+        self.act(screen, "back", "mobile.back()", "Go back to the previous screen.", thought)
+
+    def home(self, screen: screens.Screen, thought: str):
+        self.act(screen, "home", "mobile.home()", "Go to the home screen.", thought)
+
+    def open_app(self, screen: screens.Screen, app: str, thought: str):
+        self.act(screen, "open_app", f"mobile.open_app(app_name={quoted(app)})", f"Open the {app} app.", thought)
+
+    def terminate(self, screen: screens.Screen, thought: str):
+        self.act(screen, "terminate", "mobile.terminate(status='success')", "The task is complete.", thought)
+
+
+class World:
+    """The screens of one episode, drawn from its random generator so they stay consistent across steps."""
+
+    def __init__(self, rng: random.Random, grid: tuple[int, int]):
+        self.rng, (self.rows, self.cols) = rng, grid
+        self.theme = screens.random_theme(rng)
+        self.clock = f"{rng.randint(6, 11)}:{rng.randint(0, 59):02d}"
+        self.date = f"{rng.choice(WEEKDAYS)}, {rng.choice(MONTHS)} {rng.randint(1, 28)}"
+        self.icon_colors = {app: rng.choice(screens.ICON_COLORS) for app in screens.APP_NAMES}
+        self.pages: dict[str, screens.ListScreen] = {}
+
+    def home(self, containing: str | None = None, excluding: tuple[str, ...] = ()) -> screens.HomeScreen:
+        slots = self.rows * self.cols
+        pool = [app for app in screens.APP_NAMES if app not in excluding and app != containing]
+        count = self.rng.randint(max(1, (slots * 3 + 4) // 5), min(slots, len(pool)))
+        apps = self.rng.sample(pool, count - (containing is not None)) + ([containing] if containing else [])
+        self.rng.shuffle(apps)
+        layout: list[str | None] = [None] * slots
+        for slot, app in zip(sorted(self.rng.sample(range(slots), len(apps))), apps, strict=True):
+            layout[slot] = app
+        return screens.HomeScreen(self.theme, self.clock, self.rows, self.cols, layout, self.icon_colors, self.date)
+
+    def app_page(self, app: str) -> screens.ListScreen:
+        if app not in self.pages:
+            items = self.rng.sample(screens.ITEM_NAMES, self.rng.randint(4, 7))
+            colors = [self.rng.choice(screens.ICON_COLORS) for _ in items]
+            self.pages[app] = screens.ListScreen(self.theme, self.clock, app, items, colors)
+        return self.pages[app]
+
+    def detail(self, header: str, title: str, buttons: tuple[str, ...] = ()) -> screens.DetailScreen:
+        lines = [
+            f"Updated {self.rng.randint(2, 59)} minutes ago",
+            f"{self.rng.randint(2, 40)} comments",
+            "Shared with you",
+        ]
+        return screens.DetailScreen(self.theme, self.clock, header, title, lines[: self.rng.randint(1, 3)], buttons)
+
+    def loading(self, title: str) -> screens.LoadingScreen:
+        return screens.LoadingScreen(self.theme, self.clock, title, self.rng.randrange(0, 360, 30))
+
+    def maybe_wait(self, script: Script, title: str) -> None:
+        if self.rng.random() < 0.5:
+            script.wait(self.loading(title), "The page is still loading, so I wait for it.")
+
+    def other_app(self, *avoid: str) -> str:
+        return self.rng.choice([app for app in screens.APP_NAMES if app not in avoid])
+
+
+# Tasks: each scripts one episode on the world's screens and returns its instruction.
+
+
+def launch_icon(world: World, script: Script) -> str:
+    app = world.other_app()
+    home = world.home(containing=app)
+    where = screens.grid_position(home.slots.index(app), home.cols)
+    thought = f"The {app} icon is on the home screen at {where}, so I tap it to open the app."
+    script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
+    world.maybe_wait(script, app)
+    script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
+    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+
+
+def open_app(world: World, script: Script) -> str:
+    app = world.other_app()
+    if world.rng.random() < 0.5:
+        start, seen = world.home(excluding=(app,)), f"There is no {app} icon on the home screen"
+    else:
+        start, seen = world.app_page(world.other_app(app)), f"{app} is not open and no icon for it is visible"
+    script.open_app(start, app, f"{seen}, so I launch it directly.")
+    world.maybe_wait(script, app)
+    script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
+    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+
+
+def web_search(world: World, script: Script) -> str:
+    rng, theme, clock = world.rng, world.theme, world.clock
+    query, engine = rng.choice(QUERIES), rng.choice(ENGINES)
+    results = [(site, result_title(rng, query, site)) for site in rng.sample(SITES, rng.randint(3, 5))]
+    site, title = rng.choice(results)
+    search_page = partial(screens.SearchScreen, theme, clock, engine)  # (query, focused)
+    if rng.random() < 0.5:
+        thought = "I need to search, so I tap the search bar on the home screen."
+        script.click(world.home(), "search_bar", "Click on the search bar.", thought)
+    else:
+        thought = "I tap the search field to enter my query."
+        script.click(search_page(), "search_field", "Click on the search field.", thought)
+    script.type(search_page("", True), query, f"The field is focused, so I type '{query}'.")
+    script.press_enter(search_page(query, True), "The query is typed; Enter runs the search.")
+    world.maybe_wait(script, "Search results")
+    thought = f"The result from {site} is in the list, so I open it."
+    listing = screens.ResultsScreen(theme, clock, query, results)
+    script.click(listing, f"result:{site}", f"Click on the result from {site}.", thought)
+    script.terminate(world.detail(site, title), f"The {site} page is open, so the task is done.")
+    return f"Search for '{query}' and open the result from {site}"
+
+
+def result_title(rng: random.Random, query: str, site: str) -> str:
+    name = site.split(".")[0].capitalize()
+    return rng.choice(("{q} - {s}", "Best {q} | {s}", "{q}: what to know - {s}")).format(q=query.capitalize(), s=name)
+
+
+def toggle_setting(world: World, script: Script) -> str:
+    rng, size = world.rng, script.size
+    names = rng.sample(screens.SETTING_NAMES, rng.randint(12, len(screens.SETTING_NAMES)))
+    turn_on, from_home = rng.random() < 0.5, rng.random() < 0.3
+    title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    first_page = screens.SettingsScreen(world.theme, world.clock, title, [(name, False) for name in names])
+    below = [name for name in names if name not in first_page.visible_settings(size)]
+    setting = rng.choice(below if below and rng.random() < 0.6 else names)  # mostly off the first page: scrolls
+    rows = [(name, (not turn_on) if name == setting else rng.random() < 0.5) for name in names]
+    if from_home:
+        thought = "The switches are in the Settings app, so I open it."
+        script.click(world.home(containing="Settings"), "icon:Settings", "Click on the Settings app icon.", thought)
+    screen = screens.SettingsScreen(world.theme, world.clock, title, rows)
+    use_swipe = rng.random() < 0.5
+    while setting not in screen.visible_settings(size):
+        screen = scroll_settings(script, screen, setting, use_swipe)
+    state = "on" if turn_on else "off"
+    thought = f"The {setting} switch is visible and {'off' if turn_on else 'on'}, so I tap it to turn it {state}."
+    script.click(screen, f"switch:{setting}", f"Click on the {setting} switch to turn it {state}.", thought)
+    flipped = [(name, turn_on if name == setting else on) for name, on in rows]
+    after = screens.SettingsScreen(world.theme, world.clock, title, flipped, screen.scroll_px)
+    script.terminate(after, f"{setting} is now {state}, so the task is done.")
+    return f"Turn {state} {setting}"
+
+
+def scroll_settings(
+    script: Script, screen: screens.SettingsScreen, setting: str, use_swipe: bool
+) -> screens.SettingsScreen:
+    """One scroll (half a list page) or swipe (40% of the screen height) down the list; returns the new screen."""
+    size, thought = script.size, f"{setting} is not among the visible settings, so I scroll down to find it."
+    if use_swipe:
+        shift = round(0.4 * size.height)
+        code = "mobile.swipe(from_coord=[0.5, 0.7], to_coord=[0.5, 0.3])"
+        script.act(screen, "swipe", code, "Swipe up to see more settings.", thought)
+    else:
+        top, bottom = screens.SettingsScreen.viewport(size)
+        shift = round(0.5 * (bottom - top))
+        script.act(screen, "scroll", "pyautogui.scroll(page=-0.5)", "Scroll down to see more settings.", thought)
+    scroll_px = min(screen.scroll_px + shift, screen.max_scroll(size))
+    return screens.SettingsScreen(screen.theme, screen.clock, screen.title, screen.rows, scroll_px)
+
+
+def icon_menu(world: World, script: Script) -> str:
+    rng = world.rng
+    app, option = world.other_app(), rng.choice(("Remove", "App info"))
+    home = world.home(containing=app)
+    others = rng.sample([o for o in MENU_OPTIONS if o != option], rng.randint(2, 3))
+    options = tuple(rng.sample([option, *others], len(others) + 1))
+    thought = f"Long pressing the {app} icon opens its menu."
+    script.click(home, f"icon:{app}", f"Long press the {app} app icon.", thought, long_press=True)
+    thought = f"The menu for {app} is open and lists '{option}', so I tap it."
+    menu = replace(home, menu_app=app, menu_options=options)
+    script.click(menu, f"menu:{option}", f"Click on '{option}' in the menu.", thought)
+    if option == "Remove":
+        after = replace(home, slots=[None if slot == app else slot for slot in home.slots])
+        script.terminate(after, f"{app} is gone from the home screen, so the task is done.")
+        return f"Remove the {app} app from the home screen"
+    info = world.detail("App info", app, ("Open", "Force stop"))
+    script.terminate(info, f"The app info page of {app} is shown, so the task is done.")
+    return f"Show the app info of {app}"
+
+
+def go_back(world: World, script: Script) -> str:
+    app = world.other_app()
+    page = world.app_page(app)
+    item = world.rng.choice(page.items)
+    detail = world.detail(app, item)
+    if world.rng.random() < 0.5:
+        script.click(page, f"row:{item}", f"Click on '{item}'.", f"'{item}' is in the {app} list, so I open it.")
+        instruction = f"Open '{item}' in {app}, then go back to the list"
+    else:
+        instruction = f"Go back to the {app} list"
+    script.back(detail, f"The '{item}' page is open; going back returns to the {app} list.")
+    script.terminate(page, f"The {app} list is shown again, so the task is done.")
+    return instruction
+
+
+def go_home(world: World, script: Script) -> str:
+    rng = world.rng
+    current = world.other_app()
+    start = world.app_page(current) if rng.random() < 0.5 else world.detail(current, rng.choice(screens.ITEM_NAMES))
+    if rng.random() < 0.5:
+        script.home(start, f"{current} is open; the home button leads to the home screen.")
+        script.terminate(world.home(), "The home screen is shown, so the task is done.")
+        return rng.choice(("Go to the home screen", "Return to the home screen"))
+    app = world.other_app(current)
+    script.home(start, f"I need the home screen to find the {app} icon.")
+    home = world.home(containing=app)
+    thought = f"The {app} icon is at {screens.grid_position(home.slots.index(app), home.cols)}, so I tap it."
+    script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
+    script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
+    return f"Go to the home screen and open the {app} app"
+
+
+TASKS = {
+    "launch_icon": launch_icon,
+    "open_app": open_app,
+    "web_search": web_search,
+    "toggle_setting": toggle_setting,
+    "icon_menu": icon_menu,
+    "go_back": go_back,
+    "go_home": go_home,
+}
+
+
+@dataclass(frozen=True)
+class SyntheticConfig:
+    """How screens look and which tasks run; see the module docstring for the knobs."""
+
+    width: int = 540
+    height: int = 1170
+    grid: tuple[int, int] = (5, 4)
+    task_mix: tuple[str, ...] = tuple(TASKS)
+    click_jitter: float = 0.0
+
+    def __post_init__(self):
+        if self.width < 64 or self.height < 64:
+            raise ValueError(f"width and height must be at least 64 pixels, got {self.width}x{self.height}")
+        rows, cols = self.grid
+        if not (1 <= rows <= 8 and 1 <= cols <= 6):
+            raise ValueError(f"grid must be between 1x1 and 8x6 (rows x cols), got {rows}x{cols}")
+        if not self.task_mix or set(self.task_mix) - set(TASKS):
+            raise ValueError(f"task_mix {list(self.task_mix)} must be a non-empty subset of {list(TASKS)}")
+        if not 0.0 <= self.click_jitter < 1.0:
+            raise ValueError(
+                f"click_jitter is a fraction of the element's half-size in [0, 1), got {self.click_jitter}"
+            )
+
+    @property
+    def size(self) -> screens.Size:
+        return screens.Size(self.width, self.height)
+
+
+def make_episode(config: SyntheticConfig, seed: int, index: int) -> Episode:
+    """Episode `index` of a seed: its own generator, so it is the same whatever the episode count."""
+    rng = random.Random(f"r1_gui-synthetic:{seed}:{index}")
+    task = config.task_mix[index % len(config.task_mix)]
+    episode = Episode(task)
+    episode.instruction = TASKS[task](World(rng, config.grid), Script(episode, config.size, rng, config.click_jitter))
+    return episode
+
+
+def iter_episodes(
+    config: SyntheticConfig, seed: int, episodes: int | None, records: int | None
+) -> Iterator[tuple[str, Episode]]:
+    """(episode id, episode) pairs: `episodes` of them, or as many as give exactly `records` steps."""
+    index, produced = 0, 0
+    while (records is None and index < episodes) or (records is not None and produced < records):
+        episode = make_episode(config, seed, index)
+        if records is not None:
+            del episode.steps[records - produced :]
+        produced += len(episode.steps)
+        yield f"{index:06d}", episode
+        index += 1
+
+
+def image_name(episode_id: str, step: int) -> str:
+    return f"{SUBSET}_{episode_id}_{step}.jpg"
+
+
+def normalized_box(box: screens.Box | None, size: screens.Size) -> list[float] | None:
+    if box is None:
+        return None
+    x1, y1, x2, y2 = box
+    return [
+        round(x1 / size.width, 4),
+        round(y1 / size.height, 4),
+        round(x2 / size.width, 4),
+        round(y2 / size.height, 4),
+    ]
+
+
+def plan_text(step: Step, level: str, size: screens.Size) -> str:
+    """The plan turn: l1 "Action: ...", l2 adds the thought before it, l3 also the observation."""
+    text = f"Action: {step.description}"
+    if level in ("l2", "l3"):
+        text = f"Thought: {step.thought}\n{text}"
+    if level == "l3":
+        text = f"Observation: {step.screen.describe(size)}\n{text}"
+    return text
+
+
+def episode_records(episode_id: str, episode: Episode, size: screens.Size) -> dict[str, list[dict]]:
+    """The episode's records for each level, one per step, in the Aguvis stage-2 schema plus "bbox"."""
+    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
+    for number, step in enumerate(episode.steps):
+        history = "\n".join(f"Step {i + 1}: {done.description}" for i, done in enumerate(episode.steps[:number]))
+        human = HUMAN_TEMPLATE.format(instruction=episode.instruction, history=history or "None")
+        for level in LEVELS:
+            conversations = [
+                {"from": "system", "value": SYSTEM_PROMPT},
+                {"from": "human", "value": human},
+                {"from": "gpt", "value": plan_text(step, level, size), "recipient": "all", "end_turn": False},
+                {"from": "gpt", "value": step.code, "recipient": "os", "end_turn": True},
+            ]
+            record = {
+                "image": image_name(episode_id, number),
+                "conversations": conversations,
+                "bbox": normalized_box(step.target, size),
+            }
+            by_level[level].append(record)
+    return by_level
+
+
+def make_records(
+    episodes: int | None = None, seed: int = 0, *, records: int | None = None, **config
+) -> dict[str, list[dict]]:
+    """All records in memory, no images: {"l1": [...], "l2": [...], "l3": [...]}. `config`: SyntheticConfig fields."""
+    settings = _config(**config)
+    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
+    for episode_id, episode in iter_episodes(settings, seed, *_counts(episodes, records)):
+        for level, level_records in episode_records(episode_id, episode, settings.size).items():
+            by_level[level].extend(level_records)
+    return by_level
+
+
+def _counts(episodes: int | None, records: int | None) -> tuple[int | None, int | None]:
+    if (episodes is None) == (records is None):
+        raise ValueError("pass exactly one of episodes (a number of episodes) or records (a number of records)")
+    if (episodes if records is None else records) < 1:
+        raise ValueError(f"episodes or records must be at least 1, got {episodes if records is None else records}")
+    return episodes, records
+
+
+def _config(width=540, height=1170, grid=(5, 4), task_mix=None, click_jitter=0.0) -> SyntheticConfig:
+    return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter)
+
+
+def generate(
+    output_dir: str | Path,
+    episodes: int | None = None,
+    seed: int = 0,
+    *,
+    records: int | None = None,
+    width: int = 540,
+    height: int = 1170,
+    grid: tuple[int, int] = (5, 4),
+    task_mix: list[str] | tuple[str, ...] | None = None,
+    click_jitter: float = 0.0,
+    images: str = "jpeg",
+    jpeg_quality: int = 90,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> dict:
+    """Write the synthetic dataset into output_dir and return a summary (counts, paths, speed).
+
+    images: "jpeg" renders every screenshot, "stub" writes an 8x8 placeholder JPEG per record, "none" only JSON.
+    Everything is written into a temporary folder beside output_dir and renamed into place at the end, so an
+    interrupted run leaves nothing behind. A non-empty output_dir is refused unless overwrite=True.
+    """
+    if images not in ("jpeg", "stub", "none"):
+        raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
+    config = _config(width, height, grid, task_mix, click_jitter)
+    counts = _counts(episodes, records)
+    output_dir = Path(output_dir)
+    _check_output_dir(output_dir, overwrite)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    try:
+        summary = _write_dataset(staging, config, seed, counts, images, jpeg_quality, progress)
+        _move_into_place(staging, output_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    summary["output_dir"] = str(output_dir)
+    summary["files"] = {level: str(output_dir / f"{SUBSET}-{level}.json") for level in LEVELS}
+    summary["image_dir"] = str(output_dir / "images")
+    return summary
+
+
+def _check_output_dir(output_dir: Path, overwrite: bool) -> None:
+    if output_dir.exists() and not output_dir.is_dir():
+        raise FileExistsError(f"{output_dir} exists and is not a folder")
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not overwrite:
+        raise FileExistsError(f"{output_dir} is not empty; pass --overwrite (overwrite=True) to replace it")
+
+
+def _move_into_place(staging: Path, output_dir: Path) -> None:
+    if output_dir.is_dir():
+        retired = staging.with_name(staging.name + "-old")
+        output_dir.rename(retired)
+        staging.rename(output_dir)
+        shutil.rmtree(retired)
+    else:
+        staging.rename(output_dir)
+
+
+def _write_dataset(
+    folder: Path, config: SyntheticConfig, seed: int, counts, images: str, quality: int, progress: bool
+) -> dict:
+    episodes, records = counts
+    image_dir = folder / "images"
+    if images != "none":
+        image_dir.mkdir()
+    stub = _stub_jpeg() if images == "stub" else b""
+    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
+    actions, tasks, rendered, start = Counter(), Counter(), 0, time.perf_counter()
+    bar = tqdm(
+        total=records or episodes, unit="record" if records else "episode", disable=not progress, desc="synthetic"
+    )
+    for episode_id, episode in iter_episodes(config, seed, episodes, records):
+        for level, level_records in episode_records(episode_id, episode, config.size).items():
+            by_level[level].extend(level_records)
+        for number, step in enumerate(episode.steps):
+            path = image_dir / image_name(episode_id, number)
+            if images == "jpeg":
+                step.screen.render(config.size).save(path, "JPEG", quality=quality)
+                rendered += 1
+            elif images == "stub":
+                path.write_bytes(stub)
+        actions.update(step.action_type for step in episode.steps)
+        tasks[episode.task] += 1
+        bar.update(len(episode.steps) if records else 1)
+    bar.close()
+    for level, level_records in by_level.items():
+        text = json.dumps(level_records, ensure_ascii=False, indent=1)
+        (folder / f"{SUBSET}-{level}.json").write_text(text + "\n", encoding="utf-8")
+    seconds = time.perf_counter() - start
+    return {
+        "episodes": sum(tasks.values()),
+        "records": len(by_level["l1"]),
+        "images": images,
+        "images_rendered": rendered,
+        "seconds": round(seconds, 3),
+        "images_per_second": round(rendered / seconds, 1) if rendered else None,
+        "action_counts": {name: actions[name] for name in ACTION_TYPES if actions[name]},
+        "task_counts": dict(tasks),
+    }
+
+
+def _stub_jpeg() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (STUB_JPEG_SIDE, STUB_JPEG_SIDE), (128, 128, 128)).save(buffer, "JPEG", quality=50)
+    return buffer.getvalue()
+
+
+def parse_grid(text: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"grid must look like 5x4 (rows x cols), got {text!r}") from None
+    return rows, cols
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output_dir", required=True, help="folder to create (must be empty unless --overwrite)")
+    count = parser.add_mutually_exclusive_group(required=True)
+    count.add_argument("--episodes", type=int, help="number of episodes (each 2 to 6 records)")
+    count.add_argument("--records", type=int, help="stop at exactly this many records instead")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--width", type=int, default=540, help="screenshot width in pixels")
+    parser.add_argument("--height", type=int, default=1170, help="screenshot height in pixels")
+    parser.add_argument("--grid", type=parse_grid, default=(5, 4), help="home-screen app grid, ROWSxCOLS (default 5x4)")
+    parser.add_argument("--task_mix", default=None, help=f"comma-separated tasks, default all: {','.join(TASKS)}")
+    parser.add_argument("--click_jitter", type=float, default=0.0, help="click offset, fraction of the half-size")
+    images = parser.add_mutually_exclusive_group()
+    images.add_argument("--no_images", action="store_true", help="write only the JSON files")
+    images.add_argument("--image_stub", action="store_true", help="write an 8x8 placeholder JPEG per record")
+    parser.add_argument("--jpeg_quality", type=int, default=90)
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output_dir")
+    return parser.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> dict:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    summary = generate(
+        args.output_dir,
+        args.episodes,
+        args.seed,
+        records=args.records,
+        width=args.width,
+        height=args.height,
+        grid=args.grid,
+        task_mix=args.task_mix.split(",") if args.task_mix else None,
+        click_jitter=args.click_jitter,
+        images="none" if args.no_images else "stub" if args.image_stub else "jpeg",
+        jpeg_quality=args.jpeg_quality,
+        overwrite=args.overwrite,
+    )
+    logger.info(
+        "wrote %d records of %d episodes in %.1f s", summary["records"], summary["episodes"], summary["seconds"]
+    )
+    speed = f", {summary['images_per_second']} images/s" if summary["images_per_second"] else ""
+    print(f"{summary['records']} records ({summary['episodes']} episodes) in {summary['output_dir']}{speed}")
+    print("actions: " + ", ".join(f"{name} {count}" for name, count in summary["action_counts"].items()))
+    return summary
+
+
+if __name__ == "__main__":
+    main(parse_args())
