@@ -62,11 +62,27 @@ class ModelSize:
 SIZES = {
     # ~0.3 M parameters: fast enough that tests build and run it in well under a second.
     "tiny": ModelSize(
-        hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, vision_dim=32, vision_depth=2, vision_heads=2, vocab=600
+        hidden=64,
+        intermediate=128,
+        layers=2,
+        heads=4,
+        kv_heads=2,
+        vision_dim=32,
+        vision_depth=2,
+        vision_heads=2,
+        vocab=600,
     ),
     # A few million parameters: the size the CPU demo trains.
     "small": ModelSize(
-        hidden=256, intermediate=768, layers=4, heads=4, kv_heads=2, vision_dim=128, vision_depth=4, vision_heads=4, vocab=1024
+        hidden=256,
+        intermediate=768,
+        layers=4,
+        heads=4,
+        kv_heads=2,
+        vision_dim=128,
+        vision_depth=4,
+        vision_heads=4,
+        vocab=1024,
     ),
 }
 
@@ -98,8 +114,11 @@ def _corpus(n_lines: int = 4000, seed: int = 0) -> list[str]:
         "Please generate the next move according to the ui screenshot, instruction and previous actions.",
         "Instruction: Previous actions: None Step 1: Step 2: Step 3: Thought: Action: Observation:",
         "<think> </think> <answer> </answer> <tool_call> </tool_call>",
-        '{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [', '"text": "', '"status": "success"}',
-        "[{'action': 'click', 'point': [", "'input_text': 'no input text'}]",
+        '{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [',
+        '"text": "',
+        '"status": "success"}',
+        "[{'action': 'click', 'point': [",
+        "'input_text': 'no input text'}]",
     ]
 
     def number() -> str:

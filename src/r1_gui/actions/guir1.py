@@ -1,0 +1,218 @@
+"""The GUI-R1 action format: ``[{'action': 'click', 'point': [x, y], 'input_text': 'no input text'}]``.
+
+The text is a Python literal or JSON holding one dict (or a one-element list of it); it is read with
+``json.loads`` or ``ast.literal_eval`` only. Points are pixels of the resized image by default. Actions that take
+no point carry GUI-R1's placeholder ``[-100, -100]`` (any negative point counts as "no point"); actions that take
+no text carry ``'no input text'``. Action names are matched case-insensitively.
+
+Mapping (GUI-R1 name -> canonical type); the desktop names follow GUI-R1's desktop prompt, and the names marked
+(ext) are this project's extensions so that every canonical type has a form:
+
+- click, long_press -> click, long_press (point)
+- doubleclick, rightclick, moveto, dragto (ext) -> double_click, right_click, move_to, drag_to (point)
+- swipe (ext) -> swipe (``point`` = start, ``end_point`` = end)
+- type, open_app, answer (ext) -> type, open_app, answer (``input_text``)
+- scroll -> scroll (``input_text`` = up/down/left/right, the content direction as in ``pyautogui.scroll``;
+  a non-negative ``point`` is where to scroll)
+- press_back, press_home -> back, home
+- enter, press_enter -> press ("enter",); any other ``press_<key>`` -> press (key,)
+- press, hotkey (ext) -> press, hotkey with ``input_text`` keys joined by "+" (e.g. 'ctrl+c')
+- wait (ext) -> wait (``input_text`` seconds, optional)
+- complete, impossible -> terminate success, failure (also ``terminate`` with input_text success/failure)
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .aguvis import format_number, quote
+from .coords import coordinate_scale, denormalize_point, to_unit
+from .core import DIRECTIONS, STATUSES, Action
+
+NO_TEXT = "no input text"
+NO_POINT = (-100, -100)
+MAX_TEXT_CHARS = 100_000
+
+_POINT_NAMES = {
+    "click": "click",
+    "long_press": "long_press",
+    "doubleclick": "double_click",
+    "double_click": "double_click",
+    "rightclick": "right_click",
+    "right_click": "right_click",
+    "moveto": "move_to",
+    "move_to": "move_to",
+    "dragto": "drag_to",
+    "drag_to": "drag_to",
+}
+_FORMAT_POINT_NAMES = {
+    "click": "click",
+    "long_press": "long_press",
+    "double_click": "doubleclick",
+    "right_click": "rightclick",
+    "move_to": "moveto",
+    "drag_to": "dragto",
+}
+_TEXT_NAMES = ("type", "open_app", "answer")
+_FIXED = {
+    "press_back": Action("back"),
+    "press_home": Action("home"),
+    "enter": Action("press", keys=("enter",)),
+    "complete": Action("terminate", status="success"),
+    "impossible": Action("terminate", status="failure"),
+}
+_SIMPLE_KEY = re.compile(r"\w+")
+
+
+def _load(text: str) -> Any:
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    return ast.literal_eval(text)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _point(value: Any, scale: tuple[float, float]) -> tuple[float, float] | None:
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(_is_number(v) for v in value):
+        return None
+    x, y = to_unit(value[0], scale[0]), to_unit(value[1], scale[1])
+    return None if x is None or y is None else (x, y)
+
+
+def _is_placeholder(value: Any) -> bool:
+    """GUI-R1 writes [-100, -100] (or leaves the point out) for actions that take no point."""
+    if value is None:
+        return True
+    return isinstance(value, (list, tuple)) and any(_is_number(v) and v < 0 for v in value)
+
+
+def _split_keys(text: Any) -> tuple[str, ...] | None:
+    if not isinstance(text, str):
+        return None
+    keys = tuple(key.strip() for key in text.split("+"))
+    return keys if keys and all(keys) else None
+
+
+def _build(entry: dict, scale: tuple[float, float]) -> Action | None:
+    name = entry.get("action")
+    if not isinstance(name, str):
+        return None
+    name = name.strip()
+    lowered = name.lower()
+    point, input_text = entry.get("point"), entry.get("input_text")
+    if lowered in _POINT_NAMES:
+        xy = _point(point, scale)
+        return None if xy is None else Action(_POINT_NAMES[lowered], x=xy[0], y=xy[1])
+    if lowered == "swipe":
+        start, end = _point(point, scale), _point(entry.get("end_point"), scale)
+        return None if start is None or end is None else Action("swipe", x=start[0], y=start[1], x2=end[0], y2=end[1])
+    if lowered in _TEXT_NAMES:
+        return Action(lowered, text=input_text) if isinstance(input_text, str) else None
+    if lowered == "scroll":
+        direction = input_text.strip().lower() if isinstance(input_text, str) else None
+        if direction not in DIRECTIONS:
+            return None
+        if _is_placeholder(point):
+            return Action("scroll", direction=direction)
+        xy = _point(point, scale)
+        return None if xy is None else Action("scroll", direction=direction, x=xy[0], y=xy[1])
+    if lowered in _FIXED:
+        return _FIXED[lowered]
+    if lowered.startswith("press_"):
+        key = name[len("press_") :]
+        return Action("press", keys=(key,)) if key else None
+    if lowered in ("press", "hotkey"):
+        keys = _split_keys(input_text)
+        return None if keys is None else Action(lowered, keys=keys)
+    if lowered == "wait":
+        return _build_wait(input_text)
+    if lowered == "terminate":
+        status = input_text.strip().lower() if isinstance(input_text, str) else None
+        return Action("terminate", status=status) if status in STATUSES else None
+    return None
+
+
+def _build_wait(input_text: Any) -> Action | None:
+    if input_text is None or input_text == NO_TEXT:
+        return Action("wait")
+    if isinstance(input_text, bool) or not isinstance(input_text, (str, int, float)):
+        return None
+    try:
+        seconds = float(input_text)
+    except ValueError:
+        return None
+    if not 0 <= seconds < float("inf"):
+        return None
+    return Action("wait", seconds=seconds)
+
+
+def parse_guir1(text: str, coordinates: str = "pixels", image_size: Sequence[float] | None = None) -> Action | None:
+    """Parse a GUI-R1 answer (see the module docstring); None when it is not exactly one known action."""
+    try:
+        scale = coordinate_scale(coordinates, image_size)
+        if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
+            return None
+        entry = _load(text)
+        if isinstance(entry, list):
+            if len(entry) != 1:
+                return None
+            entry = entry[0]
+        return _build(entry, scale) if isinstance(entry, dict) else None
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError):
+        return None
+
+
+def _format_point(x: float, y: float, coordinates: str, image_size: Sequence[float] | None) -> str:
+    a, b = denormalize_point(x, y, coordinates, image_size)
+    if coordinates == "normalized":
+        return f"[{format_number(a)}, {format_number(b)}]"
+    return f"[{a}, {b}]"
+
+
+def _name_and_text(action: Action) -> tuple[str, str]:
+    kind = action.type
+    if kind in _FORMAT_POINT_NAMES:
+        return _FORMAT_POINT_NAMES[kind], NO_TEXT
+    if kind in _TEXT_NAMES:
+        return kind, action.text
+    if kind == "swipe":
+        return "swipe", NO_TEXT
+    if kind == "hotkey":
+        return "hotkey", "+".join(action.keys)
+    if kind == "scroll":
+        return "scroll", action.direction
+    if kind in ("back", "home"):
+        return f"press_{kind}", NO_TEXT
+    if kind == "press":
+        (key, *more) = action.keys
+        if more or not _SIMPLE_KEY.fullmatch(key) or key.lower() in ("back", "home"):
+            return "press", "+".join(action.keys)
+        return f"press_{key}", NO_TEXT
+    if kind == "terminate":
+        return ("complete" if action.status == "success" else "impossible"), NO_TEXT
+    if kind == "wait":
+        if action.seconds is None:
+            return "wait", NO_TEXT
+        return "wait", repr(int(action.seconds) if action.seconds.is_integer() else action.seconds)
+    raise ValueError(f"guir1 format cannot express a {kind!r} action")
+
+
+def format_guir1(action: Action, coordinates: str = "pixels", image_size: Sequence[float] | None = None) -> str:
+    """The GUI-R1 answer for ``action``; ``parse_guir1`` reads it back to an equal Action."""
+    name, text = _name_and_text(action)
+    point = "[-100, -100]"
+    if action.point is not None:
+        point = _format_point(action.x, action.y, coordinates, image_size)
+    end = ""
+    if action.type == "swipe":
+        end = f", 'end_point': {_format_point(action.x2, action.y2, coordinates, image_size)}"
+    return f"[{{'action': {quote(name)}, 'point': {point}{end}, 'input_text': {quote(text)}}}]"

@@ -1,0 +1,250 @@
+"""Prompt styles: how a dataset row becomes the model's prompt, and how an action becomes its target answer.
+
+One module for training (GRPO and SFT) and evaluation, so a checkpoint is always asked the way it was trained.
+
+- `aguvis`: Aguvis's agent system prompt; the model plans on the `all` channel ("Thought: ...\\nAction: ...") and then
+  writes pyautogui/mobile code on the `os` channel, ending the turn with `<|diff_marker|>`. Decoded with special tokens
+  skipped, a completion reads "Thought: ...\\nAction: ...\\nassistantos\\npyautogui.click(x=0.5, y=0.3)".
+- `think_answer`: DeepSeek-R1 style, `<think>...</think><answer>pyautogui.click(...)</answer>`.
+- `mobile_use`: the Qwen mobile agent's "Thought/Action" lines and a `<tool_call>` JSON for the `mobile_use` tool.
+
+Coordinates follow the model (see `default_coordinates`): Aguvis prints fractions of the screen (0-1), Qwen2-VL a
+0-1000 grid, Qwen2.5-VL absolute pixels of the resized screenshot, the mobile_use tool a 999x999 grid.
+"""
+
+from __future__ import annotations
+
+import json
+
+from r1_gui.actions import Action, format_action
+
+PROMPT_STYLES = ("aguvis", "think_answer", "mobile_use")
+COORDINATE_SYSTEMS = ("normalized", "grid1000", "grid999", "pixels")
+
+# Aguvis-7B was trained with this system prompt (xlang-ai/aguvis constants.agent_system_message); changing a word
+# changes what the checkpoint sees, so it is kept as the model expects it.
+_AGUVIS_FUNCTIONS = [
+    {
+        "name": "mobile.swipe",
+        "description": "Swipe on the screen",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "from_coord": {
+                    "type": "array",
+                    "items": {"type": "number"},
+                    "description": "The starting coordinates of the swipe",
+                },
+                "to_coord": {
+                    "type": "array",
+                    "items": {"type": "number"},
+                    "description": "The ending coordinates of the swipe",
+                },
+            },
+            "required": ["from_coord", "to_coord"],
+        },
+    },
+    {"name": "mobile.home", "description": "Press the home button"},
+    {"name": "mobile.back", "description": "Press the back button"},
+    {
+        "name": "mobile.wait",
+        "description": "wait for the change to happen",
+        "parameters": {
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "description": "The seconds to wait"}},
+            "required": ["seconds"],
+        },
+    },
+    {
+        "name": "mobile.long_press",
+        "description": "Long press on the screen",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "x": {"type": "number", "description": "The x coordinate of the long press"},
+                "y": {"type": "number", "description": "The y coordinate of the long press"},
+            },
+            "required": ["x", "y"],
+        },
+    },
+    {
+        "name": "mobile.open_app",
+        "description": "Open an app on the device",
+        "parameters": {
+            "type": "object",
+            "properties": {"app_name": {"type": "string", "description": "The name of the app to open"}},
+            "required": ["app_name"],
+        },
+    },
+]
+AGUVIS_SYSTEM_PROMPT = (
+    "You are a GUI agent. You are given a task and a screenshot of the screen. You need to perform a series of "
+    "pyautogui actions to complete the task.\n\nYou have access to the following functions:\n"
+    + "".join(f"- {json.dumps(function)}\n" for function in _AGUVIS_FUNCTIONS)
+)
+
+_ACTION_LIST = (
+    "pyautogui.click(x=, y=), mobile.long_press(x=, y=), mobile.swipe(from_coord=[x, y], to_coord=[x, y]), "
+    "pyautogui.scroll(page=) (negative scrolls down), pyautogui.write(message=''), pyautogui.press(keys=['enter']), "
+    "mobile.home(), mobile.back(), mobile.open_app(app_name=''), mobile.wait(seconds=), "
+    "mobile.terminate(status='success' or 'failure'), answer('')"
+)
+
+_MOBILE_USE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "mobile_use",
+        "description": "Use a touchscreen to interact with a mobile device. Coordinates are on a 999x999 grid "
+        "over the screenshot unless stated otherwise.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": [
+                        "click",
+                        "long_press",
+                        "swipe",
+                        "type",
+                        "answer",
+                        "system_button",
+                        "open",
+                        "wait",
+                        "terminate",
+                    ],
+                },
+                "coordinate": {"type": "array", "description": "(x, y) of the point to touch or swipe from"},
+                "coordinate2": {"type": "array", "description": "(x, y) to swipe to"},
+                "text": {"type": "string", "description": "text to type, the answer, or the app to open"},
+                "button": {"type": "string", "enum": ["Back", "Home", "Enter"]},
+                "time": {"type": "number", "description": "seconds to wait"},
+                "status": {"type": "string", "enum": ["success", "failure"]},
+            },
+            "required": ["action"],
+        },
+    },
+}
+
+
+def default_coordinates(model_type: str, prompt_style: str) -> str:
+    """The coordinate convention a checkpoint prints, from its architecture and prompt style.
+
+    Qwen2.5-VL grounds in absolute pixels of the resized screenshot; Aguvis (a Qwen2-VL model, prompted in the aguvis
+    style) in fractions 0-1; base Qwen2-VL on a 0-1000 grid. Override with --coordinates for other checkpoints.
+    """
+    if model_type == "qwen2_5_vl":
+        return "pixels"
+    if prompt_style == "aguvis":
+        return "normalized"
+    if prompt_style == "mobile_use":
+        return "grid999"
+    return "grid1000"
+
+
+def describe_coordinates(coordinates: str, screen_size: tuple[int, int] | None = None) -> str:
+    """One sentence telling the model which coordinate convention to answer in."""
+    if coordinates == "normalized":
+        return "Coordinates are fractions of the screen width (x) and height (y), between 0 and 1."
+    if coordinates in ("grid1000", "grid999"):
+        top = 1000 if coordinates == "grid1000" else 999
+        return f"Coordinates are on a {top}x{top} grid over the screenshot: x from 0 (left) to {top} (right)."
+    size = f" The screenshot is {screen_size[0]}x{screen_size[1]} pixels." if screen_size else ""
+    return "Coordinates are absolute pixels of the screenshot, x from the left, y from the top." + size
+
+
+def system_prompt(style: str, coordinates: str = "normalized", screen_size: tuple[int, int] | None = None) -> str:
+    """The system message of a prompt style."""
+    check_style(style)
+    if style == "aguvis":
+        return AGUVIS_SYSTEM_PROMPT
+    if style == "think_answer":
+        return (
+            "You are a GUI agent operating a mobile phone. Given the screenshot, the instruction and the previous "
+            "actions, decide the next action. First reason about it inside <think> </think>, then give exactly one "
+            f"action inside <answer> </answer>. Available actions: {_ACTION_LIST}. "
+            + describe_coordinates(coordinates, screen_size)
+        )
+    return (
+        "You are a GUI agent operating a mobile phone.\n\n# Tools\n\nYou may call one or more functions to assist "
+        "with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{json.dumps(_MOBILE_USE_TOOL)}\n</tools>\n\nFor each function call, return a json object with "
+        "function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n\n'
+        "Answer in the form:\nThought: <why>\nAction: <the action in words>\n<tool_call>...</tool_call>\n"
+        + describe_coordinates(coordinates, screen_size)
+    )
+
+
+def check_style(style: str) -> None:
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; valid styles: {', '.join(PROMPT_STYLES)}")
+
+
+def build_prompt(
+    problem: str, style: str, coordinates: str = "normalized", screen_size: tuple[int, int] | None = None
+) -> list[dict]:
+    """Conversational prompt for a row: system message + the user's text (the screenshot goes before that text).
+
+    The user content stays a plain string so the dataset column has one type; TRL's prepare_multimodal_messages
+    (training) and `attach_image` (evaluation) put the image placeholder first, where Aguvis puts `<image>`.
+    """
+    return [
+        {"role": "system", "content": system_prompt(style, coordinates, screen_size)},
+        {"role": "user", "content": problem},
+    ]
+
+
+def attach_image(prompt: list[dict]) -> list[dict]:
+    """The prompt with an image placeholder before the first user text, as TRL builds it for training."""
+    messages = []
+    placed = False
+    for message in prompt:
+        if message["role"] == "user" and isinstance(message["content"], str) and not placed:
+            message = {**message, "content": [{"type": "image"}, {"type": "text", "text": message["content"]}]}
+            placed = True
+        messages.append(message)
+    return messages
+
+
+def chat_template_kwargs(style: str) -> dict:
+    """Extra chat template variables: the aguvis style opens the planning channel after the prompt."""
+    check_style(style)
+    return {"generation_recipient": "all"} if style == "aguvis" else {}
+
+
+def stop_token(style: str) -> str:
+    """The token that ends a completion. Aguvis ends its os-channel turn with <|diff_marker|>; the planning turn
+    before it ends with <|im_end|>, so stopping there would cut the action off."""
+    check_style(style)
+    return "<|diff_marker|>" if style == "aguvis" else "<|im_end|>"
+
+
+def build_target(
+    action: Action,
+    thought: str | None,
+    style: str,
+    coordinates: str = "normalized",
+    screen_size: tuple[int, int] | None = None,
+) -> list[dict]:
+    """The assistant turn(s) a model trained in `style` should produce for `action` (the SFT target).
+
+    thought is the dataset's planning turn ("Thought: ...\\nAction: ..." or "Action: ..."); empty or None gives
+    a bare "Action: <type>" plan.
+    """
+    check_style(style)
+    plan = (thought or "").strip() or f"Action: {action.type.replace('_', ' ')}."
+    if style == "mobile_use":
+        call = format_action(action, "mobile_use", coordinates=coordinates, image_size=screen_size)
+        return [{"role": "assistant", "content": f"{_as_thought_action(plan)}\n{call}"}]
+    code = format_action(action, "aguvis", coordinates=coordinates, image_size=screen_size)
+    if style == "aguvis":
+        return [
+            {"role": "assistant", "recipient": "all", "end_turn": False, "content": plan},
+            {"role": "assistant", "recipient": "os", "end_turn": True, "content": code},
+        ]
+    return [{"role": "assistant", "content": f"<think>\n{plan}\n</think>\n<answer>{code}</answer>"}]
+
+
+def _as_thought_action(plan: str) -> str:
+    """mobile_use answers always start with a Thought line; an l1 plan ("Action: ...") gets a short one."""
+    return plan if plan.startswith("Thought:") else f"Thought: the next step.\n{plan}"

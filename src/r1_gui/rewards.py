@@ -1,0 +1,496 @@
+"""GRPO reward functions for GUI actions, one registry (``REWARD_FUNCS``), and the per-pair scores the
+evaluation reuses (``score_pair``) so that a reward and its metric can never disagree.
+
+Every reward is called the way ``trl.GRPOTrainer`` calls it: keyword arguments ``prompts``, ``completions``
+(strings, or conversational ``[{"role": "assistant", "content": ...}]``), ``completion_ids``, and every dataset
+column, notably ``solution`` (the ground truth in aguvis format with normalized coordinates, possibly wrapped in
+``<answer>...</answer>``) and optionally ``bbox`` (per row: [x1, y1, x2, y2] normalized, or None). Unused keywords
+are ignored. It returns one float in [0, 1] per completion, or None where the reward does not apply, and never
+raises: a row that cannot be scored gets 0.0 (None for the rewards that apply only to some ground truths).
+
+Keywords bound by the trainer (``get_reward_funcs``) and accepted by every reward:
+
+- ``coordinates`` (None): the model's coordinate convention for parsing completions (see ``parse_action``).
+- ``screen_size`` (None): (width, height) of the resized image the model saw, per row (a list) or for all rows;
+  needed for "pixels".
+- ``prompt_style`` ("aguvis"): "aguvis", "think_answer" or "mobile_use"; the response style ``format`` checks.
+
+Reward-specific parameters are keyword-only with documented defaults, settable per reward through
+``get_reward_funcs(..., reward_kwargs={"click_distance": {"threshold": 0.05}})``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from r1_gui import aitw
+from r1_gui.actions import (
+    COORDINATE_SYSTEMS,
+    COORDINATE_TOLERANCE,
+    TEXT_TYPES,
+    Action,
+    coordinate_tolerance,
+    extract_action,
+    parse_action,
+    same_arguments,
+)
+from r1_gui.actions.parse import completion_text
+from r1_gui.prompts import PROMPT_STYLES
+
+BOUND_KWARGS = ("coordinates", "screen_size", "prompt_style")
+
+
+# ----------------------------------------------------------------------------------------------- pair scores
+
+
+def score_pair(
+    pred: Action | None, gt: Action, bbox: Sequence[float] | None = None, *, tolerance: float = COORDINATE_TOLERANCE
+) -> dict[str, bool]:
+    """The step metrics of one prediction against its ground truth, shared by rewards and evaluation:
+
+    - ``type_match``: same canonical action type;
+    - ``param_match``: exactly the right arguments (``same_arguments``; argument-less actions are exact), with
+      coordinates equal within ``tolerance`` (see ``coordinate_tolerance``: the data's printed precision, or half
+      a unit of the model's grid or pixel when that is coarser);
+    - ``action_match``: the AITW rules (``aitw.actions_match``, with ``bbox`` [x1, y1, x2, y2] as the box);
+    - ``step_success``: ``action_match`` plus the AITW text match for a type action (``aitw.step_success``).
+
+    A None prediction scores False everywhere. Raises ValueError for a malformed ``bbox``.
+    """
+    return {
+        "type_match": pred is not None and pred.type == gt.type,
+        "param_match": pred is not None and same_arguments(pred, gt, tolerance=tolerance),
+        "action_match": aitw.actions_match(pred, gt, bbox),
+        "step_success": aitw.step_success(pred, gt, bbox),
+    }
+
+
+def click_distance_score(pred: Action | None, gt: Action, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
+    """1.0 within ``threshold`` of the ground-truth point (normalized Euclidean distance), linear down to 0 at
+    ``cutoff``; None when the ground truth has no point, 0 when the prediction has none (types not compared).
+    Example: gt (0.5, 0.5), pred (0.5, 0.67): d = 0.17 -> (0.3 - 0.17) / (0.3 - 0.04) = 0.5.
+    """
+    if gt.point is None:
+        return None
+    if pred is None or pred.point is None:
+        return 0.0
+    distance = math.dist(pred.point, gt.point)
+    if distance <= threshold:
+        return 1.0
+    if distance >= cutoff:
+        return 0.0
+    return (cutoff - distance) / (cutoff - threshold)
+
+
+def click_gaussian_score(
+    pred: Action | None, gt: Action, bbox: Sequence[float] | None = None, sigma: float = 0.05
+) -> float | None:
+    """exp(-((dx/sx)^2 + (dy/sy)^2) / 2) with sx, sy half the ``bbox`` width and height (``sigma`` when there is
+    no box or it is flat); None when the ground truth has no point, 0 when the prediction has none.
+    Example: no box, sigma 0.05, dx = 0.05, dy = 0 -> exp(-0.5) = 0.6065.
+    """
+    if gt.point is None:
+        return None
+    if pred is None or pred.point is None:
+        return 0.0
+    sigma_x = sigma_y = sigma
+    if bbox is not None:
+        x1, y1, x2, y2 = bbox
+        sigma_x = (x2 - x1) / 2 if x2 > x1 else sigma
+        sigma_y = (y2 - y1) / 2 if y2 > y1 else sigma
+    dx, dy = (pred.x - gt.x) / sigma_x, (pred.y - gt.y) / sigma_y
+    return math.exp(-(dx * dx + dy * dy) / 2)
+
+
+def text_f1_score(pred: Action | None, gt: Action) -> float | None:
+    """Token F1 (lowercase whitespace tokens) of the text of a type / answer / open_app action; None when the
+    ground truth has no text, 0 when the prediction's type differs. Two empty texts score 1.
+    Example: pred "new york city", gt "new york" -> P 2/3, R 1 -> F1 0.8.
+    """
+    if gt.type not in TEXT_TYPES or gt.text is None:
+        return None
+    if pred is None or pred.type != gt.type:
+        return 0.0
+    pred_tokens, gt_tokens = pred.text.lower().split(), gt.text.lower().split()
+    if not pred_tokens or not gt_tokens:
+        return float(pred_tokens == gt_tokens)
+    overlap = sum((Counter(pred_tokens) & Counter(gt_tokens)).values())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(pred_tokens), overlap / len(gt_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+# ----------------------------------------------------------------------------------------- response styles
+
+_OS_MARKERS = ("<|im_start|>assistant<|recipient|>os", "<|recipient|>os", "assistantos")
+_PLAN_CHANNELS = ("<|im_start|>assistant<|recipient|>all", "<|recipient|>all", "assistantall")
+_END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|diff_marker|>")
+
+
+def _strip_end_tokens(text: str) -> str:
+    text = text.strip()
+    while text.endswith(_END_TOKENS):
+        text = text[: -len(next(token for token in _END_TOKENS if text.endswith(token)))].strip()
+    return text
+
+
+def _is_plan(plan: str) -> bool:
+    """Aguvis plan: "Action: ..." (l1), "Thought: ...\\nAction: ..." (l2), or "Observation: ...\\n" before (l3)."""
+    for channel in _PLAN_CHANNELS:
+        if plan.startswith(channel):
+            plan = plan[len(channel) :].lstrip()
+    if plan.startswith("all\n"):
+        plan = plan[len("all\n") :].lstrip()
+    action_at = plan.rfind("Action:")
+    if action_at < 0 or not plan[action_at + len("Action:") :].strip():
+        return False
+    if action_at == 0:
+        return True
+    before = plan[:action_at]
+    return (
+        plan.startswith(("Thought:", "Observation:"))
+        and before.rstrip(" \t").endswith("\n")
+        and bool(before.split(":", 1)[1].strip())
+    )
+
+
+def _aguvis_style_action(text: str, **parse_kwargs: Any) -> Action | None:
+    found = [(text.rfind(m) + len(m), len(m), m) for m in _OS_MARKERS if m in text]
+    if not found:
+        return None
+    end, _, marker = max(found)
+    plan, code = _strip_end_tokens(text[: end - len(marker)]), _strip_end_tokens(text[end:])
+    return parse_action(code, "aguvis", **parse_kwargs) if _is_plan(plan) else None
+
+
+def _think_answer_style_action(text: str, **parse_kwargs: Any) -> Action | None:
+    text = _strip_end_tokens(text)
+    if not text.startswith("<think>") or any(text.count(tag) != 1 for tag in ("</think>", "<answer>", "</answer>")):
+        return None
+    think_end = text.find("</think>")
+    if text.count("<think>") != 1 or not text[len("<think>") : think_end].strip():
+        return None
+    rest = text[think_end + len("</think>") :].strip()
+    if not (rest.startswith("<answer>") and rest.endswith("</answer>")):
+        return None
+    return parse_action(rest[len("<answer>") : -len("</answer>")], "auto", **parse_kwargs)
+
+
+def _mobile_use_style_action(text: str, **parse_kwargs: Any) -> Action | None:
+    text = _strip_end_tokens(text)
+    action_at, call_at = text.find("\nAction:"), text.find("<tool_call>")
+    if not text.startswith("Thought:") or action_at < 0 or call_at < action_at or not text.endswith("</tool_call>"):
+        return None
+    if text.count("<tool_call>") != 1 or text.count("</tool_call>") != 1:
+        return None
+    if not text[len("Thought:") : action_at].strip() or not text[action_at + len("\nAction:") : call_at].strip():
+        return None
+    return parse_action(text[call_at:], "mobile_use", **parse_kwargs)
+
+
+_STYLE_CHECKS = {
+    "aguvis": _aguvis_style_action,
+    "think_answer": _think_answer_style_action,
+    "mobile_use": _mobile_use_style_action,
+}
+
+
+def styled_action(
+    completion: Any, prompt_style: str = "aguvis", *, coordinates: str | None = None, image_size: Any = None
+) -> Action | None:
+    """The action of a completion written exactly in ``prompt_style``, or None when the style is wrong or the
+    action does not parse. Never raises."""
+    try:
+        text = completion_text(completion)
+        check = _STYLE_CHECKS.get(prompt_style)
+        if text is None or check is None:
+            return None
+        return check(text, coordinates=coordinates, image_size=image_size)
+    except Exception:  # "never raises"
+        return None
+
+
+# ------------------------------------------------------------------------------------------- row plumbing
+
+
+def _row_value(column: Any, index: int, single: Callable[[Any], bool]) -> Any:
+    """Row ``index`` of a per-row column, or the value itself when it is one value for every row."""
+    if column is None or single(column):
+        return column
+    if isinstance(column, (list, tuple)) and index < len(column):
+        return column[index]
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_single_pair(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and _is_number(value[0])
+
+
+def _row_bbox(bbox: Any, index: int) -> tuple[float, float, float, float] | None:
+    box = _row_value(bbox, index, _is_single_pair)
+    if box is None:
+        return None
+    try:
+        aitw.bbox_to_annotation(box)
+    except ValueError:
+        return None
+    return tuple(float(v) for v in box)  # type: ignore[return-value]
+
+
+def _rows(completions: Any, solution: Any, bbox: Any, coordinates: Any, screen_size: Any):
+    """(prediction, ground truth or None, bbox or None, coordinate tolerance) for each completion."""
+    if not isinstance(completions, (list, tuple)):
+        return
+    for index, completion in enumerate(completions):
+        try:
+            truth = _row_value(solution, index, lambda v: isinstance(v, str))
+            gt = extract_action(truth, coordinates="normalized")
+            image_size = _row_value(screen_size, index, _is_single_pair)
+            pred = extract_action(completion, coordinates=coordinates, image_size=image_size)
+            tolerance = coordinate_tolerance(coordinates or "normalized", image_size) if pred else COORDINATE_TOLERANCE
+            yield pred, gt, _row_bbox(bbox, index), tolerance
+        except Exception:  # one bad row must not sink the batch
+            yield None, None, None, COORDINATE_TOLERANCE
+
+
+def _clean(value: Any, fallback: float | None) -> float | None:
+    if value is None:
+        return None
+    if not _is_number(value) or not math.isfinite(value):
+        return fallback
+    return min(1.0, max(0.0, float(value)))
+
+
+def _score(rows, scorer: Callable, missing: float | None) -> list[float | None]:
+    """Apply ``scorer(pred, gt, bbox, tolerance)`` to every row; ``missing`` for rows without a parseable ground
+    truth."""
+    scores = []
+    for pred, gt, box, tolerance in rows:
+        try:
+            scores.append(missing if gt is None else _clean(scorer(pred, gt, box, tolerance), missing))
+        except Exception:  # "never raises"
+            scores.append(missing)
+    return scores
+
+
+# ------------------------------------------------------------------------------------------------ rewards
+
+
+def accuracy_reward(
+    completions=None,
+    solution=None,
+    bbox=None,
+    *,
+    coordinates=None,
+    screen_size=None,
+    prompt_style="aguvis",
+    type_weight: float = 0.5,
+    argument_weight: float = 0.5,
+    **kwargs,
+) -> list[float | None]:
+    """``type_weight`` for the right action type + ``argument_weight`` for exactly the right arguments
+    (``score_pair``'s type_match and param_match). Example: gt ``mobile.back()``, pred ``mobile.back()`` -> 1.0;
+    gt click (0.5, 0.5), pred click (0.6, 0.5) -> 0.5."""
+
+    def scorer(pred: Action | None, gt: Action, box: Any, tolerance: float) -> float:
+        pair = score_pair(pred, gt, box, tolerance=tolerance)
+        return type_weight * pair["type_match"] + argument_weight * pair["param_match"]
+
+    return _score(_rows(completions, solution, bbox, coordinates, screen_size), scorer, missing=0.0)
+
+
+def format_reward(
+    completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """1.0 when the completion is written in ``prompt_style`` and its action parses, else 0.0:
+
+    - aguvis: a plan ("Action: ..." or "Thought: ...\\nAction: ...", optionally after "Observation: ...") then
+      the os channel (``assistantos`` or ``<|recipient|>os``) holding exactly one aguvis call;
+    - think_answer: ``<think>...</think>`` then ``<answer>...</answer>`` holding one action, nothing else;
+    - mobile_use: "Thought: ...\\nAction: ...\\n<tool_call>...</tool_call>" with one mobile_use call.
+
+    Example: "Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)" -> 1.0; an empty action -> 0.0.
+    """
+    if not isinstance(completions, (list, tuple)):
+        return []
+    scores = []
+    for index, completion in enumerate(completions):
+        image_size = _row_value(screen_size, index, _is_single_pair)
+        action = styled_action(completion, prompt_style, coordinates=coordinates, image_size=image_size)
+        scores.append(0.0 if action is None else 1.0)
+    return scores
+
+
+def action_type_reward(
+    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """1.0 when the predicted canonical action type equals the ground truth's (``score_pair`` type_match).
+    Example: gt click, pred long_press -> 0.0."""
+    rows = _rows(completions, solution, bbox, coordinates, screen_size)
+    return _score(
+        rows,
+        lambda pred, gt, box, tolerance: float(score_pair(pred, gt, box, tolerance=tolerance)["type_match"]),
+        missing=0.0,
+    )
+
+
+def action_match_reward(
+    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """1.0 when the step succeeds by the AITW rules (``score_pair`` step_success: taps within 0.14 or in the
+    enlarged bbox, swipes on the same axis, type ids equal, plus the text match for a type action).
+    Example: gt click (0.5, 0.5), pred click (0.6, 0.5) -> 1.0 (distance 0.1 <= 0.14)."""
+    rows = _rows(completions, solution, bbox, coordinates, screen_size)
+    return _score(
+        rows,
+        lambda pred, gt, box, tolerance: float(score_pair(pred, gt, box, tolerance=tolerance)["step_success"]),
+        missing=0.0,
+    )
+
+
+def click_distance_reward(
+    completions=None,
+    solution=None,
+    bbox=None,
+    *,
+    coordinates=None,
+    screen_size=None,
+    prompt_style="aguvis",
+    threshold: float = 0.04,
+    cutoff: float = 0.3,
+    **kwargs,
+) -> list[float | None]:
+    """Dense point reward, ``click_distance_score``: 1 within ``threshold``, linear to 0 at ``cutoff``
+    (normalized Euclidean distance); None when the ground truth has no point. Example: d = 0.17 -> 0.5."""
+    rows = _rows(completions, solution, bbox, coordinates, screen_size)
+    return _score(
+        rows, lambda pred, gt, box, tolerance: click_distance_score(pred, gt, threshold, cutoff), missing=None
+    )
+
+
+def click_gaussian_reward(
+    completions=None,
+    solution=None,
+    bbox=None,
+    *,
+    coordinates=None,
+    screen_size=None,
+    prompt_style="aguvis",
+    sigma: float = 0.05,
+    **kwargs,
+) -> list[float | None]:
+    """Gaussian point reward (GUI-G2), ``click_gaussian_score``: exp(-((dx/sx)^2 + (dy/sy)^2)/2), s = half the
+    bbox size or ``sigma``; None when the ground truth has no point. Example: dx = sigma, dy = 0 -> 0.6065."""
+    rows = _rows(completions, solution, bbox, coordinates, screen_size)
+    return _score(rows, lambda pred, gt, box, tolerance: click_gaussian_score(pred, gt, box, sigma), missing=None)
+
+
+def text_f1_reward(
+    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """Token F1 of the text for type / answer / open_app ground truths (``text_f1_score``); None for other
+    ground truths. Example: pred "new york city", gt "new york" -> 0.8."""
+    rows = _rows(completions, solution, bbox, coordinates, screen_size)
+    return _score(rows, lambda pred, gt, box, tolerance: text_f1_score(pred, gt), missing=None)
+
+
+REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
+    "accuracy": accuracy_reward,
+    "format": format_reward,
+    "action_type": action_type_reward,
+    "action_match": action_match_reward,
+    "click_distance": click_distance_reward,
+    "click_gaussian": click_gaussian_reward,
+    "text_f1": text_f1_reward,
+}
+
+
+# ------------------------------------------------------------------------------------------- configuration
+
+
+def reward_params(name: str) -> dict[str, Any]:
+    """The settable parameters of a registered reward and their defaults, e.g. {"threshold": 0.04, "cutoff": 0.3}."""
+    signature = inspect.signature(REWARD_FUNCS[name])
+    return {
+        p.name: p.default
+        for p in signature.parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in BOUND_KWARGS
+    }
+
+
+def _check_values(name: str, params: dict[str, Any]) -> None:
+    for key, value in params.items():
+        if not _is_number(value) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"reward {name!r}: parameter {key!r} must be a finite number >= 0, got {value!r}")
+    if name == "click_distance" and not params["threshold"] < params["cutoff"]:
+        raise ValueError(f"reward 'click_distance': threshold must be below cutoff, got {params}")
+    if name == "click_gaussian" and params["sigma"] <= 0:
+        raise ValueError(f"reward 'click_gaussian': sigma must be > 0, got {params['sigma']}")
+
+
+class BoundReward:
+    """A registry reward with its keywords bound, named by its registry key. Not a functools.partial: trl 1.16
+    names a partial after the function it wraps (``accuracy_reward``), this one logs as ``rewards/accuracy/...``."""
+
+    def __init__(self, name: str, func: Callable[..., list[float | None]], **kwargs: Any):
+        self.__name__ = name
+        self.func = func
+        self.kwargs = kwargs
+
+    def __call__(self, *args: Any, **kwargs: Any) -> list[float | None]:
+        return self.func(*args, **{**self.kwargs, **kwargs})
+
+    def __repr__(self) -> str:
+        return f"BoundReward({self.__name__!r}, {self.kwargs})"
+
+
+def get_reward_funcs(
+    names: Sequence[str] | str, *, reward_kwargs: dict[str, dict[str, Any]] | None = None, **bound_kwargs: Any
+) -> list[Callable[..., list[float | None]]]:
+    """The named rewards as ``BoundReward`` callables named after their registry key (so TRL logs
+    ``rewards/<name>/mean``), with ``bound_kwargs`` (coordinates, screen_size, prompt_style) and each reward's
+    ``reward_kwargs[name]`` bound. Raises ValueError for an unknown reward, keyword, or parameter.
+
+    Example: ``get_reward_funcs(["accuracy", "click_distance"], prompt_style="aguvis",
+    reward_kwargs={"click_distance": {"threshold": 0.05}})``.
+    """
+    if isinstance(names, str):
+        names = [name.strip() for name in names.split(",") if name.strip()]
+    names = list(names)
+    unknown = [name for name in names if name not in REWARD_FUNCS]
+    if unknown:
+        raise ValueError(f"unknown reward(s) {unknown}; valid names: {sorted(REWARD_FUNCS)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"reward names must be unique, got {names}")
+    bad_keywords = sorted(set(bound_kwargs) - set(BOUND_KWARGS))
+    if bad_keywords:
+        raise ValueError(f"unknown reward keyword(s) {bad_keywords}; valid: {list(BOUND_KWARGS)}")
+    if bound_kwargs.get("prompt_style", "aguvis") not in PROMPT_STYLES:
+        raise ValueError(f"prompt_style must be one of {PROMPT_STYLES}, got {bound_kwargs['prompt_style']!r}")
+    if bound_kwargs.get("coordinates") not in (None, *COORDINATE_SYSTEMS):
+        raise ValueError(
+            f"coordinates must be None or one of {COORDINATE_SYSTEMS}, got {bound_kwargs['coordinates']!r}"
+        )
+    reward_kwargs = dict(reward_kwargs or {})
+    stray = sorted(set(reward_kwargs) - set(names))
+    if stray:
+        raise ValueError(f"reward_kwargs given for {stray}, which are not among the selected rewards {names}")
+    funcs = []
+    for name in names:
+        defaults = reward_params(name)
+        overrides = dict(reward_kwargs.get(name) or {})
+        bad = sorted(set(overrides) - set(defaults))
+        if bad:
+            raise ValueError(f"reward {name!r} has no parameter(s) {bad}; valid: {sorted(defaults) or 'none'}")
+        _check_values(name, {**defaults, **overrides})
+        funcs.append(BoundReward(name, REWARD_FUNCS[name], **bound_kwargs, **overrides))
+    return funcs

@@ -1,0 +1,106 @@
+"""Prompt styles: what the model is asked and what it is taught to answer, in each style and coordinate system."""
+
+import pytest
+
+from r1_gui.actions import Action, coordinate_tolerance, extract_action, format_action, same_arguments
+from r1_gui.prompts import (
+    AGUVIS_SYSTEM_PROMPT,
+    attach_image,
+    build_prompt,
+    build_target,
+    chat_template_kwargs,
+    default_coordinates,
+    stop_token,
+)
+from r1_gui.rewards import REWARD_FUNCS
+
+PROBLEM = (
+    "Please generate the next move according to the ui screenshot, instruction and previous actions.\n\n"
+    "Instruction: Open the Clock app\n\nPrevious actions:\nNone"
+)
+
+
+@pytest.mark.parametrize(
+    "model_type, style, expected",
+    [
+        ("qwen2_vl", "aguvis", "normalized"),  # Aguvis-7B prints fractions
+        ("qwen2_vl", "think_answer", "grid1000"),  # base Qwen2-VL grounds on 0-1000
+        ("qwen2_vl", "mobile_use", "grid999"),  # the mobile_use tool's grid
+        ("qwen2_5_vl", "think_answer", "pixels"),  # Qwen2.5-VL: pixels of the resized screenshot
+        ("qwen2_5_vl", "aguvis", "pixels"),
+    ],
+)
+def test_default_coordinates(model_type, style, expected):
+    assert default_coordinates(model_type, style) == expected
+
+
+def test_aguvis_prompt_is_aguvis_system_then_the_human_turn():
+    prompt = build_prompt(PROBLEM, "aguvis")
+    assert prompt == [{"role": "system", "content": AGUVIS_SYSTEM_PROMPT}, {"role": "user", "content": PROBLEM}]
+    assert AGUVIS_SYSTEM_PROMPT.startswith("You are a GUI agent.")
+    assert '"name": "mobile.swipe"' in AGUVIS_SYSTEM_PROMPT
+
+
+def test_image_goes_before_the_user_text_as_in_training():
+    messages = attach_image(build_prompt(PROBLEM, "think_answer"))
+    assert messages[1]["content"] == [{"type": "image"}, {"type": "text", "text": PROBLEM}]
+    assert isinstance(messages[0]["content"], str)
+
+
+def test_pixel_prompts_state_the_screen_size():
+    system = build_prompt(PROBLEM, "think_answer", "pixels", (448, 1036))[0]["content"]
+    assert "448x1036 pixels" in system
+
+
+def test_unknown_style_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match="aguvis, think_answer, mobile_use"):
+        build_prompt(PROBLEM, "r1")
+
+
+def test_aguvis_generation_opens_the_plan_channel_and_stops_at_the_diff_marker():
+    assert chat_template_kwargs("aguvis") == {"generation_recipient": "all"}
+    assert stop_token("aguvis") == "<|diff_marker|>"
+    assert chat_template_kwargs("think_answer") == {}
+    assert stop_token("mobile_use") == "<|im_end|>"
+
+
+CLICK = Action("click", x=0.25, y=0.5)
+
+
+@pytest.mark.parametrize(
+    "style, coordinates, screen_size, action",
+    [
+        ("aguvis", "normalized", None, CLICK),
+        ("think_answer", "pixels", (448, 1036), CLICK),  # 112, 518 in pixels
+        ("think_answer", "grid1000", None, Action("type", text="pizza")),
+        ("mobile_use", "grid999", None, CLICK),
+        ("mobile_use", "grid999", None, Action("back")),
+    ],
+)
+def test_targets_extract_back_to_their_action_and_earn_full_format_reward(style, coordinates, screen_size, action):
+    """An SFT target is exactly what the GRPO rewards accept: format 1, accuracy 1."""
+    target = build_target(action, "Thought: the icon is there.\nAction: click it.", style, coordinates, screen_size)
+    if style == "aguvis":  # decoded with special tokens skipped, the two channels read like this
+        text = f"{target[0]['content']}\nassistantos\n{target[1]['content']}"
+    else:
+        text = target[0]["content"]
+    # grids quantize (0.5 on the 999 grid is 500/999): equal within half a grid unit
+    tolerance = coordinate_tolerance(coordinates, screen_size)
+    assert same_arguments(
+        extract_action(text, coordinates=coordinates, image_size=screen_size), action, tolerance=tolerance
+    )
+    kwargs = {"coordinates": coordinates, "screen_size": [screen_size], "prompt_style": style}
+    solution = [f"<answer>{format_action(action)}</answer>"]
+    assert REWARD_FUNCS["format"]([text], solution=solution, **kwargs) == [1.0]
+    assert REWARD_FUNCS["accuracy"]([text], solution=solution, **kwargs) == [1.0]
+
+
+def test_aguvis_target_uses_the_two_channels():
+    target = build_target(CLICK, "Action: Click on Clock.", "aguvis")
+    assert [(m["recipient"], m["end_turn"]) for m in target] == [("all", False), ("os", True)]
+    assert target[1]["content"] == "pyautogui.click(x=0.25, y=0.5)"
+
+
+def test_an_empty_plan_gets_a_minimal_action_line():
+    target = build_target(Action("home"), "", "think_answer")
+    assert target[0]["content"] == "<think>\nAction: home.\n</think>\n<answer>mobile.home()</answer>"

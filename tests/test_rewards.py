@@ -1,0 +1,467 @@
+"""Table-driven tests of the GRPO rewards (r1_gui.rewards), called the way trl.GRPOTrainer calls them."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from r1_gui.actions import Action
+from r1_gui.rewards import (
+    PROMPT_STYLES,
+    REWARD_FUNCS,
+    get_reward_funcs,
+    reward_params,
+    score_pair,
+)
+
+A = Action
+
+
+def call(name, completions, solutions, **kwargs):
+    """One reward call with every keyword GRPOTrainer passes."""
+    n = len(completions)
+    return REWARD_FUNCS[name](
+        prompts=[[{"role": "user", "content": "p"}]] * n,
+        completions=completions,
+        completion_ids=[[1, 2]] * n,
+        solution=solutions,
+        image=[None] * n,
+        trainer_state=None,
+        log_extra=None,
+        log_metric=None,
+        **kwargs,
+    )
+
+
+def score(name, completion, solution, **kwargs):
+    (value,) = call(name, [completion], [solution], **kwargs)
+    return value
+
+
+CLICK = "pyautogui.click(x=0.5, y=0.5)"
+
+# ------------------------------------------------------------------------------------------------ accuracy
+
+ACCURACY_CASES = [
+    # (id, completion, solution, kwargs, expected)
+    # argument-less actions are exact (the seed scored these 0)
+    ("back", "mobile.back()", "mobile.back()", {}, 1.0),
+    ("home", "assistantos\nmobile.home()", "<answer>mobile.home()</answer>", {}, 1.0),
+    # within the printed precision
+    ("click-exact", "pyautogui.click(x=0.5004, y=0.5)", CLICK, {}, 1.0),
+    # right type, wrong point
+    ("click-off", "pyautogui.click(x=0.6, y=0.5)", CLICK, {}, 0.5),
+    # same point, wrong type
+    ("long-press", "mobile.long_press(x=0.5, y=0.5)", CLICK, {}, 0.0),
+    # both press spellings are the same action
+    ("press-spellings", "pyautogui.press(keys='enter')", "pyautogui.press(keys=['enter'])", {}, 1.0),
+    # typed text compared after strip
+    ("type-same", "pyautogui.write(message='hello ')", "pyautogui.write(message='hello')", {}, 1.0),
+    ("type-other", "pyautogui.write(message='bye')", "pyautogui.write(message='hello')", {}, 0.5),
+    # scroll direction is the argument
+    ("scroll-direction", "pyautogui.scroll(page=0.1)", "pyautogui.scroll(page=-0.1)", {}, 0.5),
+    # nothing parseable
+    ("garbage", "I will click", CLICK, {}, 0.0),
+    # a broken ground truth gives 0, not an error
+    ("bad-solution", CLICK, "pyautogui.click(x=", {}, 0.0),
+    # weights from the config
+    ("weights-type-only", "pyautogui.click(x=0.9, y=0.5)", CLICK, {"type_weight": 0.2, "argument_weight": 0.8}, 0.2),
+    ("weights-exact", CLICK, CLICK, {"type_weight": 0.2, "argument_weight": 0.8}, 1.0),
+    # the model's coordinate convention: grid1000 completion vs normalized solution
+    ("grid1000", "pyautogui.click(x=500, y=500)", CLICK, {"coordinates": "grid1000"}, 1.0),
+    # the nearest 999-grid cell to 0.5 is 500/999 = 0.5005: exact within half a grid unit, not within 5e-4
+    ("grid999-nearest-cell", "pyautogui.click(x=500, y=500)", CLICK, {"coordinates": "grid999"}, 1.0),
+    ("grid999-next-cell", "pyautogui.click(x=501, y=500)", CLICK, {"coordinates": "grid999"}, 0.5),
+    # Qwen2.5-VL pixels of the resized image
+    ("pixels", "pyautogui.click(x=224, y=518)", CLICK, {"coordinates": "pixels", "screen_size": [(448, 1036)]}, 1.0),
+    # pixels without a screen size cannot be scored
+    ("pixels-no-size", "pyautogui.click(x=224, y=518)", CLICK, {"coordinates": "pixels"}, 0.0),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "solution", "kwargs", "expected"), ACCURACY_CASES, ids=[c[0] for c in ACCURACY_CASES]
+)
+def test_accuracy(case, completion, solution, kwargs, expected):
+    assert score("accuracy", completion, solution, **kwargs) == pytest.approx(expected)
+
+
+# -------------------------------------------------------------------------------------------------- format
+
+TOOL_CALL = (
+    '<tool_call>\n{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Back"}}\n</tool_call>'
+)
+
+FORMAT_CASES = [
+    # (id, prompt style, completion, expected)
+    # Aguvis l2 plan then the os channel, decoded with skip_special_tokens
+    ("aguvis-l2", "aguvis", "Thought: go back\nAction: press back\nassistantos\nmobile.back()", 1.0),
+    # l1 plan, special tokens kept
+    (
+        "aguvis-l1",
+        "aguvis",
+        "Action: tap OK<|diff_marker|>\n<|im_start|>assistant<|recipient|>os\npyautogui.click(x=0.1, y=0.2)<|im_end|>",
+        1.0,
+    ),
+    # l3 plan, after the all-channel name
+    ("aguvis-l3", "aguvis", "all\nObservation: o\nThought: t\nAction: a\nassistantos\nmobile.home()", 1.0),
+    # no plan
+    ("aguvis-no-plan", "aguvis", "assistantos\nmobile.back()", 0.0),
+    # no os channel
+    ("aguvis-no-channel", "aguvis", "Thought: t\nAction: mobile.back()", 0.0),
+    # an empty action cannot farm the format reward
+    ("aguvis-empty-code", "aguvis", "Thought: t\nAction: a\nassistantos\n", 0.0),
+    # a broken action neither
+    ("aguvis-broken-code", "aguvis", "Thought: t\nAction: a\nassistantos\npyautogui.click(x=0.5", 0.0),
+    # two calls in the channel
+    ("aguvis-two-calls", "aguvis", "Action: a\nassistantos\nmobile.back()\nmobile.back()", 0.0),
+    # an empty thought
+    ("aguvis-empty-thought", "aguvis", "Thought: \nAction: a\nassistantos\nmobile.back()", 0.0),
+    # an empty plan action
+    ("aguvis-empty-action", "aguvis", "Thought: t\nAction:  \nassistantos\nmobile.back()", 0.0),
+    # Thought and Action on one line
+    ("aguvis-one-line", "aguvis", "Thought: t Action: a\nassistantos\nmobile.back()", 0.0),
+    # think / answer
+    ("think-answer", "think_answer", "<think>t</think><answer>mobile.back()</answer>", 1.0),
+    (
+        "think-answer-spaced",
+        "think_answer",
+        "<think>\nt\n</think>\n<answer>\npyautogui.click(x=0.1, y=0.2)\n</answer><|im_end|>",
+        1.0,
+    ),
+    ("think-answer-empty", "think_answer", "<think>t</think><answer></answer>", 0.0),
+    ("think-answer-no-think", "think_answer", "<answer>mobile.back()</answer>", 0.0),
+    ("think-answer-empty-think", "think_answer", "<think> </think><answer>mobile.back()</answer>", 0.0),
+    ("think-answer-trailing", "think_answer", "<think>t</think><answer>mobile.back()</answer> and more", 0.0),
+    (
+        "think-answer-two",
+        "think_answer",
+        "<think>t</think><answer>mobile.back()</answer><answer>mobile.back()</answer>",
+        0.0,
+    ),
+    ("think-answer-between", "think_answer", "<think>t</think> so <answer>mobile.back()</answer>", 0.0),
+    # the Aguvis style under think_answer does not count
+    ("think-answer-wrong-style", "think_answer", "Thought: t\nAction: a\nassistantos\nmobile.back()", 0.0),
+    # mobile_use
+    ("mobile-use", "mobile_use", f"Thought: go back\nAction: press back\n{TOOL_CALL}", 1.0),
+    ("mobile-use-no-thought", "mobile_use", f"Action: press back\n{TOOL_CALL}", 0.0),
+    ("mobile-use-no-action", "mobile_use", f"Thought: t\n{TOOL_CALL}", 0.0),
+    ("mobile-use-broken", "mobile_use", 'Thought: t\nAction: a\n<tool_call>\n{"name": \n</tool_call>', 0.0),
+    ("mobile-use-trailing", "mobile_use", f"Thought: t\nAction: a\n{TOOL_CALL}\nthanks", 0.0),
+    ("mobile-use-two", "mobile_use", f"Thought: t\nAction: a\n{TOOL_CALL}\n{TOOL_CALL}", 0.0),
+    # an unknown style scores nothing
+    ("unknown-style", "xml", "<think>t</think><answer>mobile.back()</answer>", 0.0),
+]
+
+
+@pytest.mark.parametrize(("case", "style", "completion", "expected"), FORMAT_CASES, ids=[c[0] for c in FORMAT_CASES])
+def test_format(case, style, completion, expected):
+    assert score("format", completion, "mobile.back()", prompt_style=style) == expected
+
+
+def test_format_parses_with_the_coordinate_convention():
+    # a pixel point needs the screen size to count as a parseable action
+    completion = "<think>t</think><answer>[{'action': 'click', 'point': [224, 518]}]</answer>"
+    assert score("format", completion, CLICK, prompt_style="think_answer", screen_size=[(448, 1036)]) == 1.0
+    assert score("format", completion, CLICK, prompt_style="think_answer") == 0.0
+
+
+# -------------------------------------------------------------------------------- action_type, action_match
+
+TYPE_AND_MATCH_CASES = [
+    # (id, completion, solution, bbox, action_type, action_match)
+    ("click-near", "pyautogui.click(x=0.6, y=0.5)", CLICK, None, 1.0, 1.0),
+    ("click-far", "pyautogui.click(x=0.9, y=0.5)", CLICK, None, 1.0, 0.0),
+    # far, but both in the ground truth's enlarged box
+    ("click-in-box", "pyautogui.click(x=0.72, y=0.52)", CLICK, [0.4, 0.45, 0.6, 0.55], 1.0, 1.0),
+    # a malformed box is ignored, not an error
+    ("click-bad-box", "pyautogui.click(x=0.72, y=0.52)", CLICK, [0.6, 0.45, 0.4], 1.0, 0.0),
+    # a long press is an AITW tap: action_match 1 though the type differs
+    ("long-press", "mobile.long_press(x=0.5, y=0.5)", CLICK, None, 0.0, 1.0),
+    # typed text: substring either way
+    (
+        "type-substring",
+        "pyautogui.write(message='weather')",
+        "pyautogui.write(message='Weather today')",
+        None,
+        1.0,
+        1.0,
+    ),
+    ("type-wrong", "pyautogui.write(message='sports')", "pyautogui.write(message='weather')", None, 1.0, 0.0),
+    ("back", "mobile.back()", "mobile.back()", None, 1.0, 1.0),
+    # a scroll matches a swipe on the same axis
+    (
+        "scroll-vs-swipe",
+        "pyautogui.scroll(page=-0.1)",
+        "mobile.swipe(from_coord=[0.5, 0.8], to_coord=[0.5, 0.2])",
+        None,
+        0.0,
+        1.0,
+    ),
+    ("open-app", "mobile.open_app(app_name='google maps')", "mobile.open_app(app_name='Google Maps')", None, 1.0, 1.0),
+    ("none", "nothing", "mobile.home()", None, 0.0, 0.0),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "solution", "bbox", "type_expected", "match_expected"),
+    TYPE_AND_MATCH_CASES,
+    ids=[c[0] for c in TYPE_AND_MATCH_CASES],
+)
+def test_action_type_and_match(case, completion, solution, bbox, type_expected, match_expected):
+    assert score("action_type", completion, solution, bbox=[bbox]) == type_expected
+    assert score("action_match", completion, solution, bbox=[bbox]) == match_expected
+
+
+# ---------------------------------------------------------------------------------------- dense rewards
+
+CLICK_DISTANCE_CASES = [
+    # (id, completion, solution, kwargs, expected)
+    ("within-threshold", "pyautogui.click(x=0.53, y=0.5)", CLICK, {}, 1.0),
+    # d = 0.17: (0.3 - 0.17) / (0.3 - 0.04) = 0.5
+    ("halfway", "pyautogui.click(x=0.5, y=0.67)", CLICK, {}, 0.5),
+    ("beyond-cutoff", "pyautogui.click(x=0.9, y=0.5)", CLICK, {}, 0.0),
+    # d = 0.05 with a 0.05 threshold from the config
+    ("threshold-override", "pyautogui.click(x=0.55, y=0.5)", CLICK, {"threshold": 0.05}, 1.0),
+    # d = 0.2, cutoff 0.4, threshold 0.04: 0.2 / 0.36
+    ("cutoff-override", "pyautogui.click(x=0.7, y=0.5)", CLICK, {"cutoff": 0.4}, 0.2 / 0.36),
+    # the swipe's start point counts
+    ("swipe-start", "mobile.swipe(from_coord=[0.5, 0.5], to_coord=[0.5, 0.1])", CLICK, {}, 1.0),
+    # no point in the prediction
+    ("pred-no-point", "mobile.back()", CLICK, {}, 0.0),
+    # no point in the ground truth: does not apply
+    ("gt-no-point", CLICK, "mobile.back()", {}, None),
+    ("bad-solution", CLICK, "???", {}, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "solution", "kwargs", "expected"),
+    CLICK_DISTANCE_CASES,
+    ids=[c[0] for c in CLICK_DISTANCE_CASES],
+)
+def test_click_distance(case, completion, solution, kwargs, expected):
+    assert score("click_distance", completion, solution, **kwargs) == pytest.approx(expected)
+
+
+CLICK_GAUSSIAN_CASES = [
+    # (id, completion, solution, bbox, kwargs, expected)
+    ("exact", CLICK, CLICK, None, {}, 1.0),
+    # one sigma (0.05) off in x
+    ("one-sigma", "pyautogui.click(x=0.55, y=0.5)", CLICK, None, {}, math.exp(-0.5)),
+    # one sigma in x and y
+    ("diagonal", "pyautogui.click(x=0.55, y=0.55)", CLICK, None, {}, math.exp(-1.0)),
+    # the box's half width (0.1) is sigma_x; half height (0.05) is sigma_y
+    ("box-x", "pyautogui.click(x=0.6, y=0.5)", CLICK, [0.4, 0.45, 0.6, 0.55], {}, math.exp(-0.5)),
+    ("box-y", "pyautogui.click(x=0.5, y=0.55)", CLICK, [0.4, 0.45, 0.6, 0.55], {}, math.exp(-0.5)),
+    # a flat box falls back to sigma
+    ("flat-box", "pyautogui.click(x=0.55, y=0.5)", CLICK, [0.5, 0.5, 0.5, 0.5], {}, math.exp(-0.5)),
+    # sigma from the config
+    ("sigma-override", "pyautogui.click(x=0.6, y=0.5)", CLICK, None, {"sigma": 0.1}, math.exp(-0.5)),
+    ("pred-no-point", "mobile.back()", CLICK, None, {}, 0.0),
+    ("gt-no-point", CLICK, "mobile.home()", None, {}, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "solution", "bbox", "kwargs", "expected"),
+    CLICK_GAUSSIAN_CASES,
+    ids=[c[0] for c in CLICK_GAUSSIAN_CASES],
+)
+def test_click_gaussian(case, completion, solution, bbox, kwargs, expected):
+    assert score("click_gaussian", completion, solution, bbox=[bbox], **kwargs) == pytest.approx(expected)
+
+
+TEXT_F1_CASES = [
+    # (id, completion, solution, expected)
+    ("exact", "pyautogui.write(message='new york')", "pyautogui.write(message='new york')", 1.0),
+    # P = 2/3, R = 1 -> 0.8
+    ("superset", "pyautogui.write(message='New York city')", "pyautogui.write(message='new york')", 0.8),
+    # P = 1, R = 1/3 -> 0.5
+    ("subset", "pyautogui.write(message='york')", "pyautogui.write(message='new york city')", 0.5),
+    ("disjoint", "pyautogui.write(message='boston')", "pyautogui.write(message='new york')", 0.0),
+    ("empty-pred", "pyautogui.write(message='')", "pyautogui.write(message='new york')", 0.0),
+    ("both-empty", "pyautogui.write(message='')", "pyautogui.write(message=' ')", 1.0),
+    ("open-app", "mobile.open_app(app_name='google maps')", "mobile.open_app(app_name='Google Maps')", 1.0),
+    ("answer", "answer('it is 5')", "answer('5')", 0.5),
+    # a different type gets nothing
+    ("type-vs-answer", "answer('new york')", "pyautogui.write(message='new york')", 0.0),
+    ("no-pred", "???", "pyautogui.write(message='new york')", 0.0),
+    # no text in the ground truth: does not apply
+    ("gt-click", CLICK, CLICK, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "solution", "expected"), TEXT_F1_CASES, ids=[c[0] for c in TEXT_F1_CASES]
+)
+def test_text_f1(case, completion, solution, expected):
+    assert score("text_f1", completion, solution) == pytest.approx(expected)
+
+
+# ----------------------------------------------------------------------------------------- row plumbing
+
+
+def test_rows_conversational_and_per_row_columns():
+    completions = [
+        [{"role": "assistant", "content": "pyautogui.click(x=224, y=518)"}],
+        [{"role": "assistant", "content": [{"type": "text", "text": "pyautogui.click(x=100, y=100)"}]}],
+    ]
+    # per-row screen sizes: each completion is read against its own image
+    sizes = [(448, 1036), (200, 200)]
+    result = call("accuracy", completions, [CLICK, CLICK], coordinates="pixels", screen_size=sizes)
+    assert result == [1.0, 1.0]
+    # one size for every row
+    assert call("accuracy", completions[:1], [CLICK], coordinates="pixels", screen_size=(448, 1036)) == [1.0]
+
+
+def test_rows_tolerate_ragged_and_missing_columns():
+    # a missing solution row scores 0 (None for the conditional rewards), never an error
+    assert call("accuracy", [CLICK, CLICK], [CLICK]) == [1.0, 0.0]
+    assert call("click_distance", [CLICK, CLICK], [CLICK]) == [1.0, None]
+    assert REWARD_FUNCS["accuracy"](completions=[CLICK]) == [0.0]
+    assert REWARD_FUNCS["format"](completions=None) == []
+    # one solution string for every row
+    assert call("accuracy", [CLICK, "mobile.back()"], CLICK) == [1.0, 0.0]
+    # a single bbox for every row
+    assert call("action_match", ["pyautogui.click(x=0.72, y=0.52)"], [CLICK], bbox=[0.4, 0.45, 0.6, 0.55]) == [1.0]
+
+
+SCORE_PAIR_CASES = [
+    # (pred, gt, bbox, expected type_match, param_match, action_match, step_success)
+    (A("back"), A("back"), None, (True, True, True, True)),
+    (A("click", x=0.6, y=0.5), A("click", x=0.5, y=0.5), None, (True, False, True, True)),
+    (A("type", text="a"), A("type", text="b"), None, (True, False, True, False)),
+    (A("long_press", x=0.5, y=0.5), A("click", x=0.5, y=0.5), None, (False, False, True, True)),
+    (None, A("home"), None, (False, False, False, False)),
+]
+
+
+@pytest.mark.parametrize(("pred", "gt", "bbox", "expected"), SCORE_PAIR_CASES)
+def test_score_pair(pred, gt, bbox, expected):
+    result = score_pair(pred, gt, bbox)
+    assert (result["type_match"], result["param_match"], result["action_match"], result["step_success"]) == expected
+
+
+# ------------------------------------------------------------------------------------------- configuration
+
+
+def test_get_reward_funcs_names_and_binds():
+    funcs = get_reward_funcs(
+        ["accuracy", "click_distance"],
+        prompt_style="think_answer",
+        coordinates="grid1000",
+        reward_kwargs={"click_distance": {"threshold": 0.2}},
+    )
+    assert [f.__name__ for f in funcs] == ["accuracy", "click_distance"]
+    # the bound coordinates and threshold are used: 500/1000 vs 0.6 is 0.1 away, within 0.2
+    assert funcs[1](completions=["pyautogui.click(x=500, y=500)"], solution=["pyautogui.click(x=0.6, y=0.5)"]) == [1.0]
+    assert [f.__name__ for f in get_reward_funcs("format, action_type")] == ["format", "action_type"]
+
+
+@pytest.mark.parametrize(
+    ("names", "kwargs", "message"),
+    [
+        (["accuracy", "speed"], {}, "valid names"),  # unknown reward, the message lists the valid ones
+        (["accuracy", "accuracy"], {}, "unique"),
+        (["click_distance"], {"reward_kwargs": {"click_distance": {"treshold": 0.1}}}, "treshold"),  # typo
+        (["accuracy"], {"reward_kwargs": {"click_distance": {"threshold": 0.1}}}, "not among"),
+        (["accuracy"], {"temperature": 1.0}, "temperature"),  # unknown bound keyword
+        (["format"], {"prompt_style": "xml"}, "prompt_style"),
+        (["accuracy"], {"coordinates": "inches"}, "coordinates"),
+        (["click_distance"], {"reward_kwargs": {"click_distance": {"threshold": 0.5}}}, "below cutoff"),
+        (["click_gaussian"], {"reward_kwargs": {"click_gaussian": {"sigma": 0}}}, "sigma"),
+        (["accuracy"], {"reward_kwargs": {"accuracy": {"type_weight": "half"}}}, "type_weight"),
+    ],
+)
+def test_get_reward_funcs_rejects_bad_config(names, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        get_reward_funcs(names, **kwargs)
+
+
+def test_registry_params_are_documented_defaults():
+    assert reward_params("click_distance") == {"threshold": 0.04, "cutoff": 0.3}
+    assert reward_params("click_gaussian") == {"sigma": 0.05}
+    assert reward_params("accuracy") == {"type_weight": 0.5, "argument_weight": 0.5}
+    assert reward_params("format") == {}
+    for name, func in REWARD_FUNCS.items():
+        assert func.__doc__ and "Example" in func.__doc__, name
+
+
+# ---------------------------------------------------------------------------------------------- property
+
+FRAGMENTS = [
+    CLICK,
+    "mobile.back()",
+    "pyautogui.write(message='new york')",
+    "pyautogui.click(x=",
+    "[{'action': 'click', 'point': [10, 20]}]",
+    '{"action": "click", "coordinate": [1e999, 2]}',
+    TOOL_CALL,
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "assistantos",
+    "<|recipient|>os",
+    "<|im_end|>",
+    "Thought: ",
+    "Action: ",
+    "\n",
+    "NaN",
+    "__import__('os')",
+]
+TEXT = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=12), max_size=8).map("".join)
+COMPLETION = TEXT | TEXT.map(lambda t: [{"role": "assistant", "content": t}]) | st.none() | st.integers()
+NUMBER = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 5)
+BBOX = st.none() | st.lists(NUMBER, max_size=5) | st.text(max_size=4)
+SIZE = (
+    st.none()
+    | st.tuples(NUMBER, NUMBER)
+    | st.lists(st.tuples(st.integers(-5, 2000), st.integers(-5, 2000)), max_size=3)
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    completions=st.lists(COMPLETION, min_size=1, max_size=3),
+    solutions=st.lists(TEXT | st.none(), max_size=3) | TEXT,
+    bbox=st.lists(BBOX, max_size=3) | BBOX,
+    screen_size=SIZE,
+    coordinates=st.sampled_from([None, "normalized", "grid1000", "grid999", "pixels"]),
+    style=st.sampled_from(PROMPT_STYLES),
+)
+def test_rewards_never_raise_and_stay_in_range(completions, solutions, bbox, screen_size, coordinates, style):
+    for name in REWARD_FUNCS:
+        result = REWARD_FUNCS[name](
+            prompts=None,
+            completions=completions,
+            completion_ids=None,
+            solution=solutions,
+            bbox=bbox,
+            coordinates=coordinates,
+            screen_size=screen_size,
+            prompt_style=style,
+            trainer_state=None,
+        )
+        assert len(result) == len(completions), name
+        for value in result:
+            assert value is None or (isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= 1.0), (
+                name,
+                value,
+            )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_rewards_on_arbitrary_text(completion, solution):
+    for name in REWARD_FUNCS:
+        (value,) = call(name, [completion], [solution])
+        assert value is None or 0.0 <= value <= 1.0
+    json.dumps(call("accuracy", [completion], [solution]))  # plain floats, loggable
