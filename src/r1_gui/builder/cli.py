@@ -1,0 +1,80 @@
+"""The command line of the builder (dataset/raw_load_data.py): arguments, then build(), then a summary table."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from .core import INPUT_FORMATS, build
+from .records import SKIP_REASONS
+from .writers import EXPORTS
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Build train/test parquet files for GRPO from Aguvis stage-2 JSON (or GUI-R1 parquet) files."
+    )
+    parser.add_argument("--input", nargs="+", required=True, metavar="FILE", help="aitw-l1.json [more.json ...]")
+    parser.add_argument("--input_format", choices=INPUT_FORMATS, default="aguvis", help="default: aguvis")
+    parser.add_argument(
+        "--image_dir",
+        default=None,
+        help="screenshots folder (e.g. aitw-v1/images); default: the images/ folder beside each input file",
+    )
+    parser.add_argument("--output_dir", required=True, help="folder to create (must be empty unless --overwrite)")
+    parser.add_argument("--num_samples", type=int, default=None, help="rows in train + test (default: all)")
+    parser.add_argument("--test_size", type=float, default=0.1, help="test fraction, whole episodes (default 0.1)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--balance_actions", action="store_true", help="equal quota per action type")
+    parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
+    parser.add_argument("--embed_images", action="store_true", help="store image bytes instead of paths (Hub)")
+    parser.add_argument("--verify_images", action="store_true", help="open every image with PIL (slower)")
+    parser.add_argument(
+        "--export", nargs="+", action="extend", choices=EXPORTS, default=[], help="also write these formats"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output_dir")
+    parser.add_argument("--no_progress", action="store_true", help="no progress bars")
+    return parser.parse_args(argv)
+
+
+def summary_table(report: dict) -> str:
+    """Rows and episodes per split and action type, then the skipped records by reason."""
+    actions = sorted(set(report["actions"]["train"]) | set(report["actions"]["test"]))
+    lines = [f"{'':14}{'train':>8}{'test':>8}"]
+    for name in actions:
+        lines.append(
+            f"{name:14}{report['actions']['train'].get(name, 0):>8}{report['actions']['test'].get(name, 0):>8}"
+        )
+    lines.append(f"{'rows':14}{report['train']:>8}{report['test']:>8}")
+    lines.append(f"{'episodes':14}{report['episodes']['train']:>8}{report['episodes']['test']:>8}")
+    skipped = ", ".join(f"{reason} {report['skipped'][reason]}" for reason in SKIP_REASONS if report["skipped"][reason])
+    lines.append(f"skipped: {skipped or 'none'} (of {report['records']} records; {report['kept']} usable)")
+    lines.extend(f"note: {note}" for note in report["notes"])
+    lines.append(f"wrote {report['output_dir']} in {report['seconds']:.2f} s ({report['records_per_s']:.0f} records/s)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        report = build(
+            args.input,
+            args.image_dir,
+            args.output_dir,
+            input_format=args.input_format,
+            num_samples=args.num_samples,
+            test_size=args.test_size,
+            seed=args.seed,
+            balance_actions=args.balance_actions,
+            strict=args.strict,
+            embed_images=args.embed_images,
+            verify_images=args.verify_images,
+            export=args.export,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+        )
+    except (ValueError, OSError) as error:  # bad input, strict stop, existing output: one line, no traceback
+        raise SystemExit(f"error: {error}") from None
+    print(summary_table(report))
+    return report

@@ -1,0 +1,228 @@
+"""GUI-R1 parquet files: reading them (``--input_format guir1``) and writing them (``--export guir1``).
+
+GUI-R1's schema: image ({"bytes", "path"} struct, or a path string), instruction, history (a string of
+"Step N: ..." lines), gt_action (GUI-R1 action name), gt_bbox (pixels of that image: a point [x, y] or a box
+[x1, y1, x2, y2]; [-100, -100] when the action has no point), gt_input_text ("no input text" when none) and
+task_type ("high": the goal is the episode's instruction; "low": a step instruction).
+
+Action names and their input text follow ``r1_gui.actions`` (its ``guir1`` format); every record is parsed by
+``parse_action(..., "guir1", coordinates="pixels", image_size=(width, height))``. A swipe, which GUI-R1 has no
+field for, is written as gt_action "swipe" with gt_bbox [x1, y1, x2, y2] = start and end point (this project's
+extension, read back the same way). A 4-value gt_bbox on any other action is a target box: the action's point
+is its centre and it becomes the bbox column.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image
+
+from r1_gui.actions import format_action, parse_action
+
+from .records import (
+    PROBLEM_TEMPLATE,
+    BadRecord,
+    Example,
+    check_image,
+    episode_and_step,
+    history_text,
+    in_episode_form,
+    normalized_box,
+    parse_history,
+)
+
+COLUMNS = ("image", "instruction", "history", "gt_action", "gt_bbox", "gt_input_text", "task_type")
+REQUIRED_COLUMNS = ("image", "instruction", "gt_action")
+NO_TEXT = "no input text"
+NO_POINT = [-100.0, -100.0]
+TASK_TYPE = "high"  # our instructions are episode goals
+_EXTENSIONS = {"PNG": ".png", "JPEG": ".jpg", "WEBP": ".webp", "GIF": ".gif", "BMP": ".bmp"}
+
+
+def load_guir1(path: Path) -> pa.Table:
+    """The table of a GUI-R1 parquet file; ValueError naming the file when it is unreadable or lacks columns."""
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as error:
+        raise ValueError(f"{path} is not a readable parquet file ({error}); expected GUI-R1 columns") from None
+    missing = [name for name in REQUIRED_COLUMNS if name not in table.column_names]
+    if missing:
+        raise ValueError(
+            f"{path} has no column(s) {', '.join(missing)} (it has {', '.join(table.column_names)}); "
+            f"a GUI-R1 file has {', '.join(COLUMNS)}"
+        )
+    return table
+
+
+class ImageColumn:
+    """The bytes and paths of a GUI-R1 image column: a {"bytes", "path"} struct, a path string or raw bytes."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        array = column.combine_chunks()
+        rows = len(array)
+        self.valid = array.is_valid().to_pylist()
+        self.bytes: pa.Array | None = None
+        self.paths: list[str | None] = [None] * rows
+        if pa.types.is_struct(array.type):
+            names = {array.type.field(i).name for i in range(array.type.num_fields)}
+            self.bytes = array.field("bytes") if "bytes" in names else None
+            self.paths = array.field("path").to_pylist() if "path" in names else self.paths
+        elif pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+            self.paths = array.to_pylist()
+        elif pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type):
+            self.bytes = array
+
+    def has_bytes(self, row: int) -> bool:
+        return self.valid[row] and self.bytes is not None and self.bytes[row].is_valid
+
+    def path(self, row: int) -> str | None:
+        path = self.paths[row] if self.valid[row] else None
+        return path if isinstance(path, str) and path else None
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    if not isinstance(value, (list, tuple)):
+        return []
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return []
+    return [float(v) for v in value]
+
+
+def _action_and_box(row: dict, size: tuple[int, int]):
+    """The canonical action of a row (via r1_gui.actions' guir1 parser) and its normalized target box."""
+    name = row["gt_action"].strip()
+    text = row.get("gt_input_text")
+    entry: dict[str, Any] = {"action": name, "input_text": text if isinstance(text, str) else NO_TEXT}
+    numbers, box = _numbers(row.get("gt_bbox")), None
+    if name.lower() == "swipe" and len(numbers) == 4:
+        entry["point"], entry["end_point"] = numbers[:2], numbers[2:]
+    elif len(numbers) == 4 and min(numbers) >= 0:
+        x1, y1, x2, y2 = numbers
+        entry["point"] = [(x1 + x2) / 2, (y1 + y2) / 2]
+        box = normalized_box([x1 / size[0], y1 / size[1], x2 / size[0], y2 / size[1]])
+    elif len(numbers) == 2:
+        entry["point"] = numbers
+    action = parse_action(json.dumps(entry), "guir1", coordinates="pixels", image_size=size)
+    return action, box
+
+
+def _history(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [str(step).strip() for step in value if str(step).strip()]
+    return parse_history(value) if isinstance(value, str) else []
+
+
+def _open_size(source, label: str, verify: bool) -> tuple[tuple[int, int], str]:
+    """(size, PIL format) from the image header; BadRecord("unreadable_image") when it is not an image."""
+    try:
+        with Image.open(source) as image:
+            size, image_format = image.size, image.format or "PNG"
+            if verify:
+                image.verify()
+    except Exception as error:  # PIL raises many types for broken files
+        raise BadRecord("unreadable_image", f"image {label}: {error}") from None
+    return size, image_format
+
+
+def guir1_example(
+    row: dict,
+    index: int,
+    images: ImageColumn,
+    file: Path,
+    image_dir: str,
+    output_images: str,
+    taken: dict[str, str],
+    verify: bool,
+    system: str,
+) -> Example:
+    """The example of one GUI-R1 row, or BadRecord. Embedded images get a path under output_images."""
+    instruction, gt_action, image_path = row.get("instruction"), row.get("gt_action"), images.path(index)
+    missing = [] if isinstance(instruction, str) else ["'instruction'"]
+    missing += [] if isinstance(gt_action, str) and gt_action.strip() else ["'gt_action'"]
+    missing += [] if images.has_bytes(index) or image_path else ["'image'"]
+    if missing:
+        raise BadRecord("missing_keys", f"no usable {' or '.join(missing)}")
+    stem = os.path.splitext(os.path.basename(image_path))[0] if image_path else f"{file.stem}_{index:06d}"
+    if stem in taken:
+        raise BadRecord("duplicate_id", f"id {stem!r} was already taken from {taken[stem]}")
+    blob = None
+    if images.has_bytes(index):
+        size, image_format = _open_size(io.BytesIO(images.bytes[index].as_py()), f"bytes of row {index}", verify)
+        path, blob = os.path.join(output_images, stem + _EXTENSIONS.get(image_format, ".png")), (images.bytes, index)
+    else:
+        path = image_path if os.path.isabs(image_path) else os.path.join(image_dir, image_path)
+        check_image(path, verify=False)
+        size, _ = _open_size(path, path, verify)
+    action, box = _action_and_box(row, size)
+    code = format_action(action, "aguvis") if action is not None else ""
+    action = parse_action(code, "aguvis")  # canonical: action_json is exactly what the solution parses to
+    if action is None:
+        raise BadRecord(
+            "unparsable_action", f"gt_action {gt_action!r} with gt_bbox {row.get('gt_bbox')!r} does not parse"
+        )
+    history = _history(row.get("history"))
+    instruction = instruction.strip()
+    if in_episode_form(stem):
+        episode_id, step = episode_and_step(stem)
+    else:  # no episode in the name: rows with the same instruction form one episode, ordered by history length
+        episode_id, step = f"{file.stem}_{hashlib.sha1(instruction.encode()).hexdigest()[:12]}", len(history)
+    task_type = row.get("task_type")
+    return Example(
+        id=stem,
+        image=path,
+        problem=PROBLEM_TEMPLATE.format(instruction=instruction, history=history_text(history)),
+        code=code,
+        instruction=instruction,
+        history=history,
+        thought="",
+        action=action,
+        episode_id=episode_id,
+        step=step,
+        source=f"{file.name} ({task_type})" if isinstance(task_type, str) and task_type else file.name,
+        bbox=box,
+        system=system,
+        blob=blob,
+    )
+
+
+def guir1_row(example: Example, image_bytes: bytes) -> dict:
+    """The GUI-R1 export row of an example: gt_bbox in pixels of the original screenshot."""
+    try:
+        with Image.open(io.BytesIO(image_bytes)) as image:
+            width, height = image.size
+    except Exception as error:  # PIL raises many types for broken files
+        raise ValueError(
+            f"GUI-R1 export: cannot read the size of {example.image} ({error}); --verify_images skips such images"
+        ) from None
+    entry = ast.literal_eval(format_action(example.action, "guir1", coordinates="normalized"))[0]
+    action = example.action
+    if action.type == "swipe":
+        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
+    elif action.point is not None:
+        gt_bbox = [action.x * width, action.y * height]
+    else:
+        gt_bbox = NO_POINT
+    # 4 decimals of a pixel: reading back divides by the size, far below the 4 decimals of the Aguvis code
+    return {
+        "image": {"bytes": image_bytes, "path": os.path.basename(example.image)},
+        "instruction": example.instruction,
+        "history": history_text(example.history),
+        "gt_action": entry["action"],
+        "gt_bbox": [round(value, 4) for value in gt_bbox],
+        "gt_input_text": entry["input_text"],
+        "task_type": TASK_TYPE,
+    }
