@@ -47,3 +47,23 @@ def tiny_qwen2_5_vl(tmp_path_factory) -> Path:
 def tiny_model(request) -> Path:
     """Each tiny architecture in turn."""
     return request.getfixturevalue("tiny_" + request.param)
+
+
+@pytest.fixture(scope="session")
+def synthetic_raw(tmp_path_factory) -> Path:
+    """Synthetic AITW episodes in the Aguvis stage-2 schema (small 224x448 screens), written once per session."""
+    from r1_gui.synthetic import generate
+
+    folder = tmp_path_factory.mktemp("synthetic") / "raw"
+    generate(folder, 30, seed=0, width=224, height=448, progress=False)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def synthetic_dataset(synthetic_raw, tmp_path_factory) -> Path:
+    """A builder output folder (train.parquet, test.parquet) made from the synthetic episodes by the real builder."""
+    from r1_gui.builder import build
+
+    out = tmp_path_factory.mktemp("dataset") / "synthetic"
+    build([synthetic_raw / "synthetic-l1.json"], synthetic_raw / "images", out, test_size=0.2, seed=0, progress=False)
+    return out

@@ -181,15 +181,20 @@ def check_style(style: str) -> None:
 
 
 def build_prompt(
-    problem: str, style: str, coordinates: str = "normalized", screen_size: tuple[int, int] | None = None
+    problem: str,
+    style: str,
+    coordinates: str = "normalized",
+    screen_size: tuple[int, int] | None = None,
+    system: str | None = None,
 ) -> list[dict]:
     """Conversational prompt for a row: system message + the user's text (the screenshot goes before that text).
 
+    system replaces the style's system prompt (--system_prompt); pass the same text to training and evaluation.
     The user content stays a plain string so the dataset column has one type; TRL's prepare_multimodal_messages
     (training) and `attach_image` (evaluation) put the image placeholder first, where Aguvis puts `<image>`.
     """
     return [
-        {"role": "system", "content": system_prompt(style, coordinates, screen_size)},
+        {"role": "system", "content": system if system is not None else system_prompt(style, coordinates, screen_size)},
         {"role": "user", "content": problem},
     ]
 

@@ -1,0 +1,105 @@
+"""Arguments and early checks shared by the training entry points (grpo_gui.py, sft.py).
+
+Everything here runs before a model is loaded, so a wrong flag, model folder or dataset fails in seconds.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, fields
+
+from trl import TrlParser
+
+
+@dataclass
+class GUIDataArguments:
+    """Data and prompt settings of a GUI training run."""
+
+    dataset_name: str = field(
+        default=None,
+        metadata={
+            "help": "A dataset/raw_load_data.py output folder (train.parquet, test.parquet) or a Hub dataset id."
+        },
+    )
+    dataset_train_split: str = field(default="train", metadata={"help": "Split to train on."})
+    max_samples: int | None = field(default=None, metadata={"help": "Train on the first N rows only (smoke tests)."})
+    prompt_style: str = field(
+        default="aguvis", metadata={"help": "aguvis, think_answer or mobile_use (see r1_gui.prompts)."}
+    )
+    system_prompt: str | None = field(
+        default=None,
+        metadata={"help": "Replace the prompt style's system prompt (use the same text for SFT, GRPO and evaluation)."},
+    )
+    coordinates: str = field(
+        default="auto",
+        metadata={
+            "help": "How the model writes coordinates: normalized (0-1, Aguvis), grid1000 (Qwen2-VL), grid999 "
+            "(mobile_use), pixels (Qwen2.5-VL, of the resized screenshot), or auto (from the architecture)."
+        },
+    )
+    min_pixels: int = field(default=3136, metadata={"help": "Smallest area a screenshot is resized to (Qwen)."})
+    max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
+
+
+def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
+    """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
+    fails with the closest valid names."""
+    parser = TrlParser(dataclass_types, allow_abbrev=False)  # "--num_gen 4" must not pass for --num_generations
+    try:
+        return parser.parse_args_and_config(args=argv)
+    except ValueError as error:
+        message = str(error)
+        if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
+            raise
+        valid = sorted({f.name for cls in dataclass_types for f in fields(cls)})
+        unknown = [word.strip("[]'\", ") for word in message.split("--")[1:]]
+        hints = []
+        for name in filter(None, (word.split()[0].strip("[]'\",") for word in unknown if word.split())):
+            matches = difflib.get_close_matches(name, valid, n=3)
+            hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
+        raise SystemExit(
+            f"error: {message}\nunknown: {'; '.join(hints)}\nRun with --help for every valid argument."
+        ) from None
+
+
+def check_model(model_name_or_path: str | None) -> str:
+    """The checkpoint's model_type, refusing anything that is not Qwen2-VL or Qwen2.5-VL (Aguvis is Qwen2-VL)."""
+    from transformers import AutoConfig
+
+    if not model_name_or_path:
+        raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
+    model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
+    if model_type not in ("qwen2_vl", "qwen2_5_vl"):
+        raise ValueError(
+            f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis "
+            "(model_type qwen2_vl or qwen2_5_vl)"
+        )
+    return model_type
+
+
+def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
+    """--coordinates, with auto resolved from the architecture and prompt style."""
+    from r1_gui.actions import COORDINATE_SYSTEMS
+    from r1_gui.prompts import check_style, default_coordinates
+
+    check_style(data_args.prompt_style)
+    if data_args.coordinates == "auto":
+        return default_coordinates(model_type, data_args.prompt_style)
+    if data_args.coordinates not in COORDINATE_SYSTEMS:
+        raise ValueError(f"--coordinates must be auto or one of {', '.join(COORDINATE_SYSTEMS)}")
+    return data_args.coordinates
+
+
+def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str, ...]):
+    """The training split, checked for columns and image files before any model is loaded."""
+    from r1_gui.data import check_columns, check_images, load_gui_dataset
+
+    source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
+    if not data_args.dataset_name:
+        raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
+    dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
+    if data_args.max_samples:
+        dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))
+    check_columns(dataset, required_columns, source)
+    check_images(dataset, source)
+    return dataset

@@ -1,0 +1,134 @@
+"""Loading GUI datasets for training and evaluation: a builder output folder or a Hub dataset id, checked early.
+
+    dataset = load_gui_dataset("data/aitw-2k", split="train")
+    check_columns(dataset, ("image", "problem", "solution"), "data/aitw-2k[train]")
+    check_images(dataset, "data/aitw-2k[train]")
+    dataset = add_model_columns(dataset, prompt_style="aguvis", coordinates="normalized", pixel_bounds=(3136, 501760))
+
+Rows come from dataset/raw_load_data.py (see its docstring for the columns). Images are paths (absolute, or relative
+to the dataset folder) or embedded bytes; both decode to PIL through `datasets.Image`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from r1_gui.actions import extract_action, resized_size
+from r1_gui.prompts import build_prompt
+
+logger = logging.getLogger(__name__)
+
+GRPO_COLUMNS = ("image", "problem", "solution")
+
+
+def load_gui_dataset(name_or_path: str | Path, split: str | None = None):
+    """A DatasetDict (or one split) from a builder output folder (train/test parquet) or a Hub dataset id."""
+    import datasets
+
+    path = Path(name_or_path)
+    if path.is_dir():
+        files = {
+            name: str(path / f"{name}.parquet") for name in ("train", "test") if (path / f"{name}.parquet").is_file()
+        }
+        if not files:
+            raise FileNotFoundError(
+                f"{path} holds no train.parquet or test.parquet: build it with `python dataset/raw_load_data.py "
+                f"--output_dir {path} ...` (or pass a Hub dataset id)"
+            )
+        loaded = datasets.load_dataset("parquet", data_files=files)
+        loaded = datasets.DatasetDict({name: _resolve_image_paths(ds, path) for name, ds in loaded.items()})
+    elif path.exists():
+        raise ValueError(f"--dataset_name {path} is a file; give the builder's output folder (train/test parquet)")
+    else:
+        loaded = datasets.load_dataset(str(name_or_path))
+    if split is None:
+        return loaded
+    if split not in loaded:
+        raise ValueError(f"{name_or_path} has no split {split!r}; it has {', '.join(loaded)}")
+    return loaded[split]
+
+
+def _resolve_image_paths(dataset, root: Path):
+    """Relative image paths are relative to the dataset folder."""
+    if not _images_are_paths(dataset):
+        return dataset
+    if all(Path(p).is_absolute() for p in dataset["image"]):
+        return dataset
+    return dataset.map(
+        lambda row: {"image": row["image"] if Path(row["image"]).is_absolute() else str(root / row["image"])},
+        desc="resolving image paths",
+    )
+
+
+def _images_are_paths(dataset) -> bool:
+    """True when the image column holds file paths (strings), False for embedded images or no image column."""
+    feature = dataset.features.get("image")
+    return getattr(feature, "dtype", None) in ("string", "large_string")
+
+
+def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
+    """Fail before any model is loaded when the dataset lacks a column training needs."""
+    missing = [column for column in required if column not in dataset.column_names]
+    if missing:
+        raise ValueError(
+            f"{source} is missing the column(s) {', '.join(missing)} (it has {', '.join(dataset.column_names)}). "
+            "Build the dataset with `python dataset/raw_load_data.py`, which writes every column r1_gui needs."
+        )
+
+
+def check_images(dataset, source: str) -> None:
+    """Fail early, naming the row, when an image path does not exist (embedded images are always there)."""
+    if not _images_are_paths(dataset):
+        return
+    ids = dataset["id"] if "id" in dataset.column_names else None
+    for index, image in enumerate(dataset["image"]):
+        if not image or not Path(image).is_file():
+            row = f"row {index}" + (f" (id {ids[index]!r})" if ids else "")
+            raise FileNotFoundError(
+                f"{source} {row}: image file {image!r} does not exist. Fix the path (rebuild with the right "
+                "--image_dir) or drop the row."
+            )
+
+
+def image_size_of(image) -> tuple[int, int]:
+    """(width, height) of a path, PIL image or datasets-Image dict, reading only the file header."""
+    from PIL import Image
+
+    if hasattr(image, "size"):
+        return tuple(image.size)
+    if isinstance(image, dict):
+        if image.get("path") and Path(image["path"]).is_file():
+            image = image["path"]
+        else:
+            import io
+
+            image = io.BytesIO(image["bytes"])
+    with Image.open(image) as opened:
+        return opened.size
+
+
+def add_model_columns(
+    dataset, prompt_style: str, coordinates: str, pixel_bounds: tuple[int, int], system_prompt: str | None = None
+):
+    """Add `prompt` (the conversation for `prompt_style`), `screen_size` (the resized screenshot the model sees,
+    which pixel coordinates refer to) and `action` when absent; decode `image` lazily to PIL."""
+    import datasets
+
+    min_pixels, max_pixels = pixel_bounds
+    raw = dataset.cast_column("image", datasets.Image(decode=False)) if "image" in dataset.column_names else dataset
+
+    def columns(row):
+        width, height = image_size_of(row["image"])
+        screen_size = list(resized_size(width, height, min_pixels, max_pixels))
+        extra = {
+            "prompt": build_prompt(row["problem"], prompt_style, coordinates, tuple(screen_size), system_prompt),
+            "screen_size": screen_size,
+        }
+        if "action" not in row:
+            action = extract_action(row["solution"], coordinates="normalized")
+            extra["action"] = action.type if action else "unknown"
+        return extra
+
+    dataset = raw.map(columns, desc=f"building {prompt_style} prompts")
+    return dataset.cast_column("image", datasets.Image())

@@ -1,0 +1,170 @@
+"""GRPO training of a GUI agent (Qwen2-VL, Qwen2.5-VL, Aguvis) on builder datasets.
+
+    # 8 GPUs, the original R1-V-GUI-Agent run (Aguvis-7B, AITW-2k, ZeRO-1):
+    torchrun --nproc_per_node 8 src/r1_gui/grpo_gui.py --config local_scripts/aguvis7b_aitw2k_grpo.yaml \\
+        --model_name_or_path xlangai/Aguvis-7B-720P --dataset_name data/aitw-2k --output_dir runs/aguvis-grpo
+    # several nodes, or with environment variables instead of flags:
+    MODEL_PATH=... DATA_DIR=data/aitw-2k NNODES=2 NODE_RANK=0 MASTER_ADDR=node0 bash local_scripts/run_grpo_gui.sh
+    # CPU smoke test on a tiny local model:
+    python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml --model_name_or_path models/tiny \\
+        --dataset_name data/synthetic --output_dir runs/tiny
+
+Arguments: this file's `GUIGRPOScriptArguments` (data and prompt flags from r1_gui.arguments), every `trl.GRPOConfig` field and every `trl.ModelConfig` field (LoRA via
+--use_peft --lora_r ...). A YAML recipe (--config) sets defaults; the command line overrides it. Unknown arguments,
+unknown reward names and impossible batch sizes fail before any model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+
+from trl import GRPOConfig, ModelConfig
+
+from r1_gui.arguments import GUIDataArguments, check_model, load_training_rows, parse_arguments, resolve_coordinates
+
+logger = logging.getLogger("r1_gui.grpo_gui")
+
+
+@dataclass
+class GUIGRPOScriptArguments(GUIDataArguments):
+    """Data, prompt and reward settings of a GUI GRPO run."""
+
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["accuracy", "format"],
+        metadata={"help": "Reward names from r1_gui.rewards.REWARD_FUNCS; weights go in --reward_weights."},
+    )
+    reward_kwargs: str | None = field(
+        default=None,
+        metadata={"help": 'Per-reward parameters as JSON, e.g. \'{"click_distance": {"threshold": 0.05}}\'.'},
+    )
+    completions_table_steps: int = field(
+        default=50, metadata={"help": "Log the completions table (screenshots with points) every N steps; 0: never."}
+    )
+
+
+@dataclass
+class GUIGRPOConfig(GRPOConfig):
+    """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
+
+    def __post_init__(self):
+        check_generation_batch(self)
+        super().__post_init__()
+
+
+def check_generation_batch(args: GRPOConfig) -> None:
+    """generation batch (per-device batch x processes x steps_per_generation) must hold whole prompt groups."""
+    if args.generation_batch_size is not None or args.num_generations is None:
+        return
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    steps = args.steps_per_generation or args.gradient_accumulation_steps
+    batch = args.per_device_train_batch_size * processes * steps
+    generations = args.num_generations
+    if generations < 2:
+        raise ValueError(f"num_generations must be at least 2 for GRPO (group-relative advantages), got {generations}")
+    if batch % generations == 0:
+        return
+    divisors = [g for g in range(2, batch + 1) if batch % g == 0]
+    per_device = [b for b in range(1, 8 * generations + 1) if (b * processes * steps) % generations == 0][:3]
+    raise ValueError(
+        f"per_device_train_batch_size ({args.per_device_train_batch_size}) x processes ({processes}) x "
+        f"steps_per_generation ({steps}) = {batch} completions per generation, which is not divisible by "
+        f"num_generations ({generations}). Settings that work: --num_generations one of {divisors or 'none'}, "
+        f"or --per_device_train_batch_size one of {per_device}."
+    )
+
+
+def parse_grpo_arguments(argv: list[str] | None = None):
+    """(script arguments, GRPO config, model config) from a YAML recipe and the command line."""
+    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, ModelConfig), argv)
+
+
+def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
+    from transformers import AutoModelForImageTextToText
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import get_peft_config
+
+    from r1_gui.data import GRPO_COLUMNS, add_model_columns
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.prompts import chat_template_kwargs
+    from r1_gui.rewards import get_reward_funcs
+    from r1_gui.trainer import GUIGRPOTrainer
+
+    # 1. Settings that can be checked without a model.
+    model_type = check_model(model_args.model_name_or_path)
+    coordinates = resolve_coordinates(script_args, model_type)
+    reward_kwargs = json.loads(script_args.reward_kwargs) if script_args.reward_kwargs else None
+    reward_funcs = get_reward_funcs(
+        script_args.reward_funcs,
+        reward_kwargs=reward_kwargs,
+        coordinates=coordinates,
+        prompt_style=script_args.prompt_style,
+    )
+    if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
+        raise ValueError(
+            f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
+            f"functions ({', '.join(script_args.reward_funcs)})"
+        )
+
+    # 2. Data: checked row by row before the model is loaded.
+    dataset = load_training_rows(script_args, GRPO_COLUMNS)
+
+    # 3. Model and processor.
+    processor = load_processor(
+        model_args.model_name_or_path,
+        min_pixels=script_args.min_pixels,
+        max_pixels=script_args.max_pixels,
+        chat_template=CHAT_TEMPLATE,
+    )
+    dataset = add_model_columns(
+        dataset, script_args.prompt_style, coordinates, pixel_bounds(processor), script_args.system_prompt
+    )
+    training_args.chat_template_kwargs = {
+        **(training_args.chat_template_kwargs or {}),
+        **chat_template_kwargs(script_args.prompt_style),
+    }
+    model = AutoModelForImageTextToText.from_pretrained(
+        model_args.model_name_or_path,
+        dtype=model_args.dtype or "auto",
+        attn_implementation=model_args.attn_implementation,
+        revision=model_args.model_revision,
+    )
+    logger.info(
+        "GRPO on %s (%s, %s coordinates, %s prompts), %d rows of %s",
+        model_args.model_name_or_path,
+        model_type,
+        coordinates,
+        script_args.prompt_style,
+        len(dataset),
+        script_args.dataset_name,
+    )
+
+    # 4. Train.
+    trainer = GUIGRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=training_args,
+        train_dataset=dataset,
+        processing_class=processor,
+        peft_config=get_peft_config(model_args),
+        prompt_style=script_args.prompt_style,
+        coordinates=coordinates,
+        completions_table_steps=script_args.completions_table_steps,
+    )
+    resume = training_args.resume_from_checkpoint
+    if resume in ("true", "True", "last"):
+        resume = get_last_checkpoint(training_args.output_dir)
+    trainer.train(resume_from_checkpoint=resume)
+
+    # 5. Save: model, processor, trainer_state.json with the log history.
+    trainer.save_model(training_args.output_dir)
+    trainer.save_state()
+    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    main(*parse_grpo_arguments(sys.argv[1:]))

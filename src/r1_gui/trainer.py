@@ -1,0 +1,203 @@
+"""GUIGRPOTrainer: trl.GRPOTrainer for GUI agents, with GUI metrics and a completions table that shows screenshots.
+
+Written against trl 1.16.0 (the version pyproject.toml pins); each override below names the parent hook it wraps.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import torch
+from accelerate.utils import gather_object
+from trl import GRPOTrainer
+
+from r1_gui.actions import completion_text, extract_action
+from r1_gui.prompts import stop_token
+from r1_gui.visualize import draw_actions
+
+logger = logging.getLogger(__name__)
+
+
+class GUIGRPOTrainer(GRPOTrainer):
+    """`trl.GRPOTrainer` for GUI agents. What differs from the parent, and nothing else:
+
+    1. Stopping (in `__init__`): the completion ends at the prompt style's stop token. For the aguvis style that is
+       `<|diff_marker|>`, which closes the os-channel code; the parent stops at `<|im_end|>`, which in Aguvis closes
+       the *plan*, so the action would be cut off. The same ids mask the completion for the loss.
+    2. Metrics (in `_calculate_rewards`, after the parent computed and gathered the rewards): every reward's mean per
+       ground-truth action type (`rewards/<name>/<type>`), the fraction of completions whose action parses
+       (`completions/parse_rate`) and the fraction of prompt groups whose weighted rewards are all equal
+       (`groups/no_signal_frac`, groups that teach nothing).
+    3. Completions table (in `log`): every `completions_table_steps` steps, a table with the screenshot (ground-truth
+       point/box in green, prediction in red), the instruction, the completion and its rewards, saved as PNG + JSON
+       lines under `output_dir/completions_table/` and logged to wandb when wandb is on. The parent's own completion
+       logging crashes under wandb with image prompts (trl 1.16), so it is switched off for image datasets.
+
+    Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
+    `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
+    """
+
+    def __init__(
+        self,
+        *args,
+        prompt_style: str = "aguvis",
+        coordinates: str = "normalized",
+        completions_table_steps: int = 50,
+        completions_table_rows: int = 8,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.prompt_style = prompt_style
+        self.coordinates = coordinates
+        self.completions_table_steps = completions_table_steps
+        self.completions_table_rows = completions_table_rows
+        self._table_rows: list[dict] = []
+        self._last_table_step = -1
+        self._use_style_stop_token()
+        if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
+            logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
+            self.log_completions = False
+
+    def _use_style_stop_token(self) -> None:
+        token = stop_token(self.prompt_style)
+        token_id = self._tokenizer.convert_tokens_to_ids(token)
+        if token_id is None or token_id == self._tokenizer.unk_token_id:
+            raise ValueError(f"the tokenizer has no {token} token, which the {self.prompt_style} prompt style needs")
+        stop_ids = [token_id]
+        if self.prompt_style != "aguvis" and self._tokenizer.eos_token_id not in stop_ids:
+            stop_ids.append(self._tokenizer.eos_token_id)
+        self.eos_token_ids = stop_ids
+        if self.use_vllm:
+            extra = {"stop_token_ids": stop_ids, "ignore_eos": self.prompt_style == "aguvis"}
+            self.vllm_generation.generation_kwargs = {**(self.vllm_generation.generation_kwargs or {}), **extra}
+        else:
+            self.generation_config.eos_token_id = stop_ids
+            self.generation_kwargs["eos_token_id"] = stop_ids
+
+    # -- 2. metrics -------------------------------------------------------------------------------------------
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        mode = "train" if self.model.training else "eval"
+        texts = [completion_text(c) for c in completions]
+        parsed = [
+            extract_action(text, coordinates=self.coordinates, image_size=row.get("screen_size"))
+            for text, row in zip(texts, inputs, strict=True)
+        ]
+        action_types = gather_object([str(row.get("action", "unknown")) for row in inputs])
+        parse_ok = gather_object([action is not None for action in parsed])
+        self._metrics[mode]["completions/parse_rate"].append(sum(parse_ok) / max(1, len(parse_ok)))
+        self._log_per_type_rewards(mode, rewards_per_func, action_types)
+        self._log_no_signal_groups(mode, rewards_per_func)
+        if mode == "train" and self._table_due():
+            self._collect_table_rows(inputs, texts, parsed, rewards_per_func)
+        return rewards_per_func
+
+    def _log_per_type_rewards(self, mode: str, rewards_per_func: torch.Tensor, action_types: list[str]) -> None:
+        rewards = rewards_per_func.cpu()
+        for action_type in sorted(set(action_types)):
+            rows = torch.tensor([t == action_type for t in action_types])
+            for i, name in enumerate(self.reward_func_names):
+                values = rewards[rows, i]
+                values = values[~torch.isnan(values)]
+                if len(values):
+                    self._metrics[mode][f"rewards/{name}/{action_type}"].append(values.mean().item())
+
+    def _log_no_signal_groups(self, mode: str, rewards_per_func: torch.Tensor) -> None:
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        weights = self.reward_weights.to(rewards_per_func.device)
+        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1).view(-1, num_generations)
+        spread = total.max(dim=1).values - total.min(dim=1).values
+        self._metrics[mode]["groups/no_signal_frac"].append((spread.abs() < 1e-6).float().mean().item())
+
+    # -- 3. completions table ---------------------------------------------------------------------------------
+    def _table_due(self) -> bool:
+        if self.completions_table_steps <= 0 or not self.accelerator.is_main_process:
+            return False
+        step = self.state.global_step
+        return self._last_table_step < 0 or step - self._last_table_step >= self.completions_table_steps
+
+    def _collect_table_rows(self, inputs, texts, parsed, rewards_per_func) -> None:
+        """Keep this process's first rows (whole prompt groups) for the next log call."""
+        local = rewards_per_func[self.accelerator.process_index * len(inputs) :][: len(inputs)].cpu().tolist()
+        self._last_table_step = self.state.global_step
+        self._table_rows = []
+        for row, text, prediction, rewards in list(zip(inputs, texts, parsed, local, strict=True))[
+            : self.completions_table_rows
+        ]:
+            self._table_rows.append(
+                {
+                    "row": row,
+                    "completion": text,
+                    "prediction": prediction,
+                    "rewards": {
+                        n: (None if math.isnan(r) else r) for n, r in zip(self.reward_func_names, rewards, strict=True)
+                    },
+                }
+            )
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        super().log(logs, start_time)
+        if self._table_rows and self.accelerator.is_main_process:
+            self._write_table(self._table_rows, self._last_table_step)
+            self._table_rows = []
+
+    def _write_table(self, table_rows: list[dict], step: int) -> None:
+        folder = Path(self.args.output_dir) / "completions_table" / f"step_{step:06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        records, pictures = [], []
+        for index, entry in enumerate(table_rows):
+            row = entry["row"]
+            ground_truth = extract_action(row.get("solution", ""), coordinates="normalized")
+            picture = draw_actions(_as_pil(row["image"]), ground_truth, entry["prediction"], row.get("bbox"))
+            picture_path = folder / f"{index:02d}.png"
+            picture.save(picture_path)
+            pictures.append(picture)
+            records.append(
+                {
+                    "step": step,
+                    "id": row.get("id"),
+                    "image": str(picture_path),
+                    "instruction": row.get("instruction", row.get("problem", "")),
+                    "solution": row.get("solution"),
+                    "completion": entry["completion"],
+                    "prediction": entry["prediction"].to_dict() if entry["prediction"] else None,
+                    **{f"reward/{name}": value for name, value in entry["rewards"].items()},
+                }
+            )
+        with open(folder.parent / "completions.jsonl", "a") as handle:
+            for record in records:
+                handle.write(json.dumps(record) + "\n")
+        self._log_table_to_wandb(records, pictures)
+
+    def _log_table_to_wandb(self, records: list[dict], pictures: list) -> None:
+        if not self.args.report_to or "wandb" not in self.args.report_to:
+            return
+        import wandb
+
+        if wandb.run is None:
+            return
+        columns = [key for key in records[0] if key != "image"]
+        table = wandb.Table(columns=["screenshot", *columns])
+        for record, picture in zip(records, pictures, strict=True):
+            table.add_data(wandb.Image(picture), *[_cell(record[c]) for c in columns])
+        wandb.log({"completions_table": table}, commit=False)
+
+
+def _cell(value):
+    """wandb.Table cells must have one type per column: structured values go in as JSON text."""
+    return json.dumps(value) if isinstance(value, (dict, list)) else value
+
+
+def _as_pil(image):
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return image
+    if isinstance(image, dict):
+        import io
+
+        return Image.open(image["path"]) if image.get("path") else Image.open(io.BytesIO(image["bytes"]))
+    return Image.open(image)

@@ -1,0 +1,242 @@
+"""GRPO training end to end on a tiny model and synthetic screens: metrics, batch alignment, torchrun + ZeRO-1,
+resume, wandb offline, and the configuration errors that must come before any model is loaded."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import load_file
+
+from r1_gui import rewards
+from r1_gui.actions import completion_text
+from r1_gui.grpo_gui import main, parse_grpo_arguments
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPE = REPO / "local_scripts" / "tiny_cpu_grpo.yaml"
+
+pytestmark = pytest.mark.slow
+
+
+def run_grpo(model, dataset, output_dir, *extra):
+    """grpo_gui.py in this process, on the tiny CPU recipe."""
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(model), "--dataset_name", str(dataset)]
+    main(*parse_grpo_arguments([*argv, "--output_dir", str(output_dir), *extra]))
+    return json.loads((Path(output_dir) / "trainer_state.json").read_text())
+
+
+def logged(state, key):
+    return [entry[key] for entry in state["log_history"] if key in entry]
+
+
+def digit_fraction(completions, **kwargs):
+    """A test reward with a learning signal for a random model: the share of digits in the completion."""
+    texts = [completion_text(c) for c in completions]
+    return [sum(ch.isdigit() for ch in text) / max(1, len(text)) for text in texts]
+
+
+@pytest.fixture
+def signal_reward(monkeypatch):
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "digit_fraction", digit_fraction)
+    return "digit_fraction"
+
+
+def test_two_steps_log_every_reward_per_action_type(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    state = run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", "--completions_table_steps", "1")
+    assert state["global_step"] == 2
+    keys = {key for entry in state["log_history"] for key in entry}
+    assert {"loss", "rewards/accuracy/mean", "rewards/format/mean", "completions/parse_rate"} <= keys
+    assert "groups/no_signal_frac" in keys
+    per_type = {key for key in keys if key.startswith("rewards/accuracy/") and not key.endswith(("mean", "std"))}
+    assert per_type, "no per-action-type reward metric was logged"
+    assert all(0.0 <= value <= 1.0 for value in logged(state, "completions/parse_rate"))
+    # output_dir holds the model, its processor and the trainer state
+    for name in ("model.safetensors", "config.json", "processor_config.json", "tokenizer.json", "trainer_state.json"):
+        assert (tmp_path / name).is_file(), name
+    # the completions table: screenshots with points drawn, and one JSON line per row
+    table = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    assert table and {"instruction", "completion", "solution", "reward/accuracy", "reward/format"} <= set(table[0])
+    assert all(Path(row["image"]).is_file() for row in table)
+    assert Image.open(table[0]["image"]).size == (224, 448)
+
+
+def test_parameters_change_when_rewards_differ(tiny_qwen2_vl, synthetic_dataset, tmp_path, signal_reward):
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", "--reward_funcs", signal_reward, "format")
+    before = load_file(tiny_qwen2_vl / "model.safetensors")
+    after = load_file(tmp_path / "model.safetensors")
+    changed = [name for name in before if not torch.equal(before[name], after[name])]
+    assert len(changed) > len(before) // 2, f"only {len(changed)} of {len(before)} tensors changed"
+
+
+def test_each_completion_is_scored_against_its_own_row(tiny_qwen2_vl, synthetic_dataset, tmp_path, monkeypatch):
+    """Per-device batch 4 with 2 generations: two different rows per device batch. The original project scored
+    completions against the wrong screenshot/solution there; every kwarg a reward sees must belong to its prompt."""
+    rows = pd.read_parquet(synthetic_dataset / "train.parquet").set_index("id")
+    seen = []
+
+    def recording_reward(prompts, completions, id, image, solution, problem, action, **kwargs):
+        for i, prompt in enumerate(prompts):
+            user = next(m for m in prompt if m["role"] == "user")
+            prompt_image = next(p["image"] for p in user["content"] if p["type"] == "image")
+            prompt_text = next(p["text"] for p in user["content"] if p["type"] == "text")
+            row = rows.loc[id[i]]
+            file_pixels = Image.open(row["image"]).convert("RGB").tobytes()
+            seen.append(
+                {
+                    "id": id[i],
+                    "prompt_matches_row": prompt_text == row["problem"] == problem[i],
+                    "solution_matches_row": solution[i] == row["solution"],
+                    "prompt_image_is_row_image": prompt_image.convert("RGB").tobytes() == file_pixels,
+                    "column_image_is_row_image": image[i].convert("RGB").tobytes() == file_pixels,
+                }
+            )
+        return [1.0 if kind == "click" else 0.0 for kind in action]
+
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "click_rows", recording_reward)
+    state = run_grpo(
+        tiny_qwen2_vl,
+        synthetic_dataset,
+        tmp_path,
+        *("--max_steps", "3", "--per_device_train_batch_size", "4", "--num_generations", "2"),
+        *("--reward_funcs", "click_rows"),
+    )
+    assert len(seen) == 3 * 4
+    assert all(all(v for k, v in record.items() if k != "id") for record in seen), seen
+    ids = [record["id"] for record in seen]
+    assert all(ids[i] == ids[i + 1] for i in range(0, len(ids), 2)), "a prompt group was split"
+    assert len(set(ids[0:4])) == 2, "a device batch of 4 should hold 2 rows x 2 generations"
+    # per-type metrics are attributed to the right rows: the reward is 1 exactly on click rows
+    keys = {key for entry in state["log_history"] for key in entry}
+    for key in keys:
+        if key.startswith("rewards/click_rows/") and not key.endswith(("mean", "std")):
+            expected = 1.0 if key.endswith("/click") else 0.0
+            assert logged(state, key) and all(value == expected for value in logged(state, key)), key
+
+
+def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    common = ("--save_strategy", "steps", "--save_steps", "2")
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", *common)
+    assert (tmp_path / "checkpoint-2" / "trainer_state.json").is_file()
+    state = run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "3", "--resume_from_checkpoint", "last")
+    steps = [entry["step"] for entry in state["log_history"] if "loss" in entry]
+    assert state["global_step"] == 3
+    assert steps == [1, 2, 3], "the resumed run repeated or skipped steps"
+
+
+def read_wandb_history_keys(run_file: Path) -> set[str]:
+    """History keys of an offline wandb run file (LevelDB-style log: 32 KiB blocks of CRC|length|type records)."""
+    from wandb.proto import wandb_internal_pb2
+
+    data, block, position, pending, keys = run_file.read_bytes(), 32768, 7, b"", set()
+    while position + 7 <= len(data):
+        if block - position % block < 7:
+            position += block - position % block
+            continue
+        _, length, kind = struct.unpack("<IHB", data[position : position + 7])
+        chunk, position = data[position + 7 : position + 7 + length], position + 7 + length
+        if kind in (1, 4):  # a full record, or the last piece of one
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(pending + chunk)
+            pending = b""
+            if record.WhichOneof("record_type") == "history":
+                keys |= {item.key or "/".join(item.nested_key) for item in record.history.item}
+        elif kind in (2, 3):
+            pending += chunk
+    return keys
+
+
+def test_wandb_offline_run_holds_our_metrics_and_the_table(tiny_qwen2_vl, synthetic_dataset, tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_DATA_DIR", str(tmp_path / "wandb-data"))
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path / "out", "--max_steps", "2", "--report_to", "wandb")
+    (run_file,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
+    keys = read_wandb_history_keys(run_file)
+    assert {"train/rewards/accuracy/mean", "train/completions/parse_rate", "train/groups/no_signal_frac"} <= keys
+    assert any(k.startswith("train/rewards/accuracy/") and not k.endswith(("mean", "std")) for k in keys)
+    assert "completions_table/_type" in keys
+    tables = list(run_file.parent.glob("files/media/table/completions_table_*.table.json"))
+    assert tables and "screenshot" in json.loads(tables[0].read_text())["columns"]
+
+
+def test_torchrun_two_processes_with_zero1_end_with_equal_weights(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533"),
+        str(REPO / "tests" / "helpers" / "grpo_rank_weights.py"),
+        *("--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl)),
+        *("--dataset_name", str(synthetic_dataset), "--output_dir", str(tmp_path)),
+        *("--max_steps", "2", "--per_device_train_batch_size", "2", "--reward_funcs", "digit_fraction", "format"),
+        *("--deepspeed", str(REPO / "local_scripts" / "zero1_no_optimizer.json")),
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["global_step"] for r in ranks] == [2, 2]
+    assert ranks[0]["checksum"] == ranks[1]["checksum"]
+    before = load_file(tiny_qwen2_vl / "model.safetensors")
+    after = load_file(tmp_path / "model.safetensors")
+    assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Configuration errors: each must be raised before any model weights are loaded.
+
+
+@pytest.fixture
+def no_model_loading(monkeypatch):
+    from transformers import AutoModelForImageTextToText
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded before the configuration error was raised")
+
+    monkeypatch.setattr(AutoModelForImageTextToText, "from_pretrained", refuse)
+
+
+def test_batch_not_divisible_by_generations_names_settings_that_work(tiny_qwen2_vl, synthetic_dataset):
+    with pytest.raises(ValueError, match=r"= 3 completions.*num_generations \(2\).*one of \[3\].*one of \[2, 4, 6\]"):
+        parse_grpo_arguments(["--config", str(RECIPE), "--per_device_train_batch_size", "3", "--num_generations", "2"])
+
+
+def test_unknown_argument_fails_with_the_closest_names():
+    with pytest.raises(SystemExit, match="--num_generations"):
+        parse_grpo_arguments(["--config", str(RECIPE), "--num_generation", "4"])
+
+
+def test_unknown_reward_lists_the_valid_ones(tiny_qwen2_vl, synthetic_dataset, tmp_path, no_model_loading):
+    with pytest.raises(ValueError, match=r"unknown reward\(s\) \['accurasy'\]; valid names: .*'action_match'"):
+        run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--reward_funcs", "accurasy")
+
+
+def test_missing_columns_are_listed(tiny_qwen2_vl, synthetic_dataset, tmp_path, no_model_loading):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    pd.read_parquet(synthetic_dataset / "train.parquet").drop(columns=["solution", "problem"]).to_parquet(
+        broken / "train.parquet"
+    )
+    with pytest.raises(ValueError, match=r"missing the column\(s\) problem, solution"):
+        run_grpo(tiny_qwen2_vl, broken, tmp_path / "out")
+
+
+def test_missing_image_names_the_row(tiny_qwen2_vl, synthetic_dataset, tmp_path, no_model_loading):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    frame = pd.read_parquet(synthetic_dataset / "train.parquet")
+    frame.loc[3, "image"] = "/nonexistent/screen.png"
+    frame.to_parquet(broken / "train.parquet")
+    with pytest.raises(FileNotFoundError, match=rf"row 3 \(id '{frame.loc[3, 'id']}'\).*/nonexistent/screen.png"):
+        run_grpo(tiny_qwen2_vl, broken, tmp_path / "out")
+
+
+def test_a_model_that_is_not_qwen_vl_is_refused(synthetic_dataset, tmp_path, no_model_loading):
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama" / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    with pytest.raises(ValueError, match="is a 'llama' model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis"):
+        run_grpo(tmp_path / "llama", synthetic_dataset, tmp_path / "out")
