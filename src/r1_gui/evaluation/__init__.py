@@ -1,0 +1,30 @@
+"""AITW step evaluation of GUI agents: the metrics the rewards use, generation backends, resumable runs, reports.
+
+    from r1_gui.evaluation import evaluate, evaluate_predictions, score_predictions, HFGenerator
+    metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
+
+Modules: ``metrics`` (pure per-sample scores and their aggregation), ``records`` (predictions.jsonl),
+``samples`` (dataset rows and screenshots), ``generate`` (hf / vllm backends), ``report`` (report.md, gallery),
+``runner`` (the API above), ``cli`` (``python eval/test_aitw.py``). Importing the package imports neither torch nor
+transformers; a generator imports them when it is built.
+"""
+
+from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator
+from r1_gui.evaluation.metrics import METRICS, aggregate, os_channel_code, paper_param_match, score_output
+from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.runner import evaluate, evaluate_predictions, score_predictions
+
+__all__ = [
+    "METRICS",
+    "EvaluationError",
+    "HFGenerator",
+    "VLLMGenerator",
+    "aggregate",
+    "evaluate",
+    "evaluate_predictions",
+    "make_generator",
+    "os_channel_code",
+    "paper_param_match",
+    "score_output",
+    "score_predictions",
+]

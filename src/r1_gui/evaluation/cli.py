@@ -1,0 +1,120 @@
+"""Evaluate a GUI agent on AITW steps, or score another system's predictions with the same metrics.
+
+    # a checkpoint (hf backend: batched, left padded, greedy)
+    python eval/test_aitw.py --model_name_or_path runs/ckpt --dataset data/aitw-2k --split test --batch_size 16 \\
+        --output_dir results/ckpt [--max_samples N] [--max_new_tokens 256] [--prompt_style aguvis] [--backend vllm]
+    # an existing predictions file, JSON lines {"id": ..., "output": "<raw model text>"}; loads no model
+    python eval/test_aitw.py --dataset data/aitw-2k --split test --predictions preds.jsonl --output_dir results/other
+
+A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
+naming the line; rows without a prediction count as unparsed and are listed in the report.
+
+Writes OUTPUT_DIR/predictions.jsonl (one line per sample, appended batch by batch: a rerun skips finished ids),
+metrics.json, report.md (tables, unparsed outputs, gallery/ of annotated screenshots) and run_config.json, and
+prints the metric tables. Metrics: type_accuracy, param_accuracy, paper_param_accuracy (the original
+R1-V-GUI-Agent comparison, argument-less bug fixed), action_match_accuracy (AITW rules), step_success, parse_rate,
+each per ground-truth action type, and the confusion matrix of action types.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from r1_gui.evaluation.generate import BACKENDS, COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
+from r1_gui.evaluation.records import EvaluationError
+from r1_gui.prompts import PROMPT_STYLES
+
+logger = logging.getLogger("r1_gui.evaluation")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="eval/test_aitw.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # a mistyped flag fails instead of silently matching a longer one
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
+    source.add_argument("--predictions", help='JSON lines {"id", "output"} to score instead of generating')
+    parser.add_argument("--dataset", required=True, help="dataset/raw_load_data.py output folder, or a Hub id")
+    parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
+    parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
+    parser.add_argument("--max_samples", type=int, default=None, help="evaluate the first N rows only")
+    parser.add_argument("--batch_size", type=int, default=16, help="prompts per generate call (default: 16)")
+    parser.add_argument("--max_new_tokens", type=int, default=256, help="completion length limit (default: 256)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy; > 0 samples")
+    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default="aguvis", help="as in training")
+    parser.add_argument("--system_prompt", default=None, help="replace the style's system prompt, as in training")
+    parser.add_argument(
+        "--coordinates",
+        choices=COORDINATE_CHOICES,
+        default="auto",
+        help="how the model writes points; auto: from the architecture and prompt style, as training",
+    )
+    parser.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS, help="smallest screenshot area")
+    parser.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS, help="largest screenshot area")
+    parser.add_argument("--backend", choices=BACKENDS, default="hf", help="hf (any machine) or vllm (GPU)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="hf backend device")
+    parser.add_argument(
+        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto", help="model weights dtype"
+    )
+    parser.add_argument("--vllm_gpu_memory_utilization", type=float, default=0.9, help="vllm backend only")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (matters with --temperature > 0)")
+    parser.add_argument("--gallery_size", type=int, default=16, help="annotated screenshots in the report; 0: none")
+    args = parser.parse_args(argv)
+    if args.predictions and args.backend == "vllm":
+        parser.error("--backend applies to --model_name_or_path runs, not to --predictions")
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    # Imported here so that --help and argument errors answer at once.
+    from r1_gui.evaluation.report import summary
+    from r1_gui.evaluation.runner import evaluate, evaluate_predictions
+
+    try:
+        if args.predictions:
+            metrics = evaluate_predictions(
+                args.predictions,
+                args.dataset,
+                args.split,
+                args.output_dir,
+                max_samples=args.max_samples,
+                prompt_style=args.prompt_style,
+                coordinates=args.coordinates,
+                min_pixels=args.min_pixels,
+                max_pixels=args.max_pixels,
+                gallery_size=args.gallery_size,
+            )
+        else:
+            metrics = evaluate(
+                args.model_name_or_path,
+                args.dataset,
+                args.split,
+                args.output_dir,
+                batch_size=args.batch_size,
+                max_samples=args.max_samples,
+                max_new_tokens=args.max_new_tokens,
+                prompt_style=args.prompt_style,
+                system_prompt=args.system_prompt,
+                coordinates=args.coordinates,
+                backend=args.backend,
+                min_pixels=args.min_pixels,
+                max_pixels=args.max_pixels,
+                temperature=args.temperature,
+                seed=args.seed,
+                device=args.device,
+                dtype=args.dtype,
+                gallery_size=args.gallery_size,
+                vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
+            )
+    except EvaluationError as error:
+        raise SystemExit(f"error: {error}") from None
+    print(summary(metrics))
+    print(f"\nwrote {args.output_dir}/metrics.json, report.md and predictions.jsonl")
+    return metrics

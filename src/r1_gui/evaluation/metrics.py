@@ -1,0 +1,164 @@
+"""Step metrics of AITW evaluation: pure functions, no I/O, no torch.
+
+Every per-sample score comes from the functions the training rewards call (``r1_gui.rewards.score_pair``, which
+calls ``r1_gui.actions.same_arguments``, ``r1_gui.aitw.actions_match`` and ``r1_gui.aitw.step_success``), and the
+prediction is read with the rewards' parser (``r1_gui.actions.extract_action``), so a reward and a metric can never
+disagree. The one metric of its own is ``paper_param_match``, the original R1-V-GUI-Agent comparison kept for
+comparing with its published table.
+
+    prediction, scores = score_output(output, ground_truth, solution=row["solution"], bbox=row["bbox"])
+    metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.records``)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action
+from r1_gui.rewards import score_pair
+
+UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
+
+# metric name -> the per-sample score it averages (in this order in metrics.json, the tables and the report)
+METRICS = {
+    "type_accuracy": "type_match",
+    "param_accuracy": "param_match",
+    "paper_param_accuracy": "paper_param_match",
+    "action_match_accuracy": "action_match",
+    "step_success": "step_success",
+}
+SCORE_NAMES = tuple(METRICS.values())
+
+_OS_MARKERS = ("<|recipient|>os", "assistantos")
+_END_TOKENS = ("<|im_end|>", "<|diff_marker|>", "<|endoftext|>")
+
+
+def _strip_end_tokens(text: str) -> str:
+    text = text.strip()
+    while text.endswith(_END_TOKENS):
+        text = text[: -len(next(token for token in _END_TOKENS if text.endswith(token)))].strip()
+    return text.strip("`").strip()
+
+
+def os_channel_code(text: str | None) -> str | None:
+    """The action code of an output, as the original evaluation read it, or None.
+
+    The text after the last os-channel marker (``assistantos``, or ``<|recipient|>os`` when special tokens are
+    kept); without one, the content of the last ``<answer>...</answer>`` (think_answer style, and the dataset's
+    ``solution``); without that, the last non-empty line. End-of-turn tokens and backticks are stripped.
+    Example: ``os_channel_code("Action: back\\nassistantos\\nmobile.back()") == "mobile.back()"``.
+    """
+    if not isinstance(text, str):
+        return None
+    found = [(text.rfind(marker) + len(marker), marker) for marker in _OS_MARKERS if marker in text]
+    if found:
+        return _strip_end_tokens(text[max(found)[0] :]) or None
+    start = text.rfind("<answer>")
+    if start >= 0:
+        end = text.find("</answer>", start)
+        body = text[start + len("<answer>") : end if end >= 0 else len(text)]
+        return _strip_end_tokens(body) or None
+    lines = [line for line in (_strip_end_tokens(line) for line in text.splitlines()) if line]
+    return lines[-1] if lines else None
+
+
+def call_arguments(code: str | None) -> str | None:
+    """The raw text inside the outermost parentheses of ``code`` (from the first "(" to the last ")"), stripped
+    of surrounding whitespace; None when there is no such pair. Example: ``call_arguments("f( x=1 )") == "x=1"``."""
+    if not isinstance(code, str):
+        return None
+    start, end = code.find("("), code.rfind(")")
+    if start < 0 or end < start:
+        return None
+    return code[start + 1 : end].strip()
+
+
+def paper_param_match(pred_code: str | None, gt_code: str | None) -> bool:
+    """The original R1-V-GUI-Agent "exact parameter" comparison, with its argument-less bug fixed.
+
+    True when the raw argument text inside the outermost parentheses of the predicted code equals that of the
+    ground-truth code, after stripping surrounding whitespace, whatever the function names. The original's regex
+    needed a non-empty argument list, so a correct ``mobile.back()`` scored 0; here empty == empty counts as equal.
+    It compares text, not values, and is meant for Aguvis code with normalized coordinates (the original setting):
+    a mobile_use JSON call has no parentheses and never matches. ``param_accuracy`` is the well-defined metric.
+
+    Examples (prediction, ground truth -> result):
+
+    - ``pyautogui.click(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True
+    - ``pyautogui.click( x=0.5, y=0.3 )``, ``pyautogui.click(x=0.5, y=0.3)`` -> True (outer whitespace)
+    - ``pyautogui.click(x=0.50, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> False (text, not numbers)
+    - ``mobile.long_press(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True (the name is ignored)
+    - ``mobile.back()``, ``mobile.back()`` -> True (the original scored False: the fixed bug)
+    - ``mobile.home()``, ``mobile.back()`` -> True (empty == empty, whatever the name)
+    - None (nothing found), ``mobile.back()`` -> False
+    """
+    pred_arguments, gt_arguments = call_arguments(pred_code), call_arguments(gt_code)
+    return pred_arguments is not None and gt_arguments is not None and pred_arguments == gt_arguments
+
+
+def score_output(
+    output: str | None,
+    ground_truth: Action,
+    *,
+    solution: str | None = None,
+    bbox: Sequence[float] | None = None,
+    coordinates: str = "normalized",
+    image_size: Sequence[float] | None = None,
+) -> tuple[Action | None, dict[str, bool]]:
+    """(the predicted action or None, the per-sample scores) of one raw model output.
+
+    The action is read with ``extract_action(output, coordinates=, image_size=)`` exactly as the rewards read it;
+    ``image_size`` is the (width, height) of the resized screenshot the model saw ("pixels" coordinates).
+    The scores are ``score_pair(pred, ground_truth, bbox)`` (type_match, param_match, action_match,
+    step_success) plus ``paper_param_match`` against ``solution`` (the dataset's "<answer>code</answer>"; the
+    ground truth written as Aguvis code when absent). A None output scores False everywhere.
+    """
+    prediction = extract_action(output, coordinates=coordinates, image_size=image_size) if output else None
+    scores = dict(score_pair(prediction, ground_truth, bbox))
+    gt_code = os_channel_code(solution) if solution else format_action(ground_truth, "aguvis")
+    scores["paper_param_match"] = bool(output) and paper_param_match(os_channel_code(output), gt_code)
+    return prediction, {name: bool(scores[name]) for name in SCORE_NAMES}
+
+
+def _rates(records: Sequence[dict]) -> dict[str, Any]:
+    count = len(records)
+    parsed = sum(record.get("prediction") is not None for record in records)
+    rates: dict[str, Any] = {"num_samples": count, "parse_rate": parsed / count if count else 0.0}
+    for metric, score in METRICS.items():
+        rates[metric] = sum(bool(record["scores"][score]) for record in records) / count if count else 0.0
+    return rates
+
+
+def type_order(types: Iterable[str]) -> list[str]:
+    """Action types in canonical order (``ACTION_TYPES``), unknown names after them sorted, "unparsed" last."""
+    types = set(types)
+    known = [name for name in ACTION_TYPES if name in types]
+    others = sorted(name for name in types if name not in ACTION_TYPES and name != UNPARSED)
+    return known + others + ([UNPARSED] if UNPARSED in types else [])
+
+
+def aggregate(records: Sequence[dict]) -> dict[str, Any]:
+    """The metrics of scored records (predictions.jsonl lines: "ground_truth", "prediction" dicts and "scores").
+
+    Returns num_samples, parse_rate and every metric of ``METRICS`` as fractions in [0, 1]; ``num_errors``
+    (samples that failed, e.g. a missing image: counted as wrong); ``per_type``, the same numbers for each
+    ground-truth action type; and ``confusion_matrix`` {ground-truth type: {predicted type: count}}, every row
+    with the same columns: each predicted type seen, then "unparsed" (outputs without an action, failed samples).
+    """
+    metrics = _rates(records)
+    metrics["num_errors"] = sum(bool(record.get("error")) for record in records)
+    by_type: dict[str, list[dict]] = {}
+    confusion: dict[str, Counter] = {}
+    for record in records:
+        gt_type = record["ground_truth"]["type"]
+        pred_type = (record.get("prediction") or {}).get("type", UNPARSED)
+        by_type.setdefault(gt_type, []).append(record)
+        confusion.setdefault(gt_type, Counter())[pred_type] += 1
+    metrics["per_type"] = {name: _rates(by_type[name]) for name in type_order(by_type)}
+    columns = type_order([UNPARSED, *(name for row in confusion.values() for name in row)])
+    metrics["confusion_matrix"] = {
+        name: {column: confusion[name][column] for column in columns} for name in type_order(confusion)
+    }
+    return metrics

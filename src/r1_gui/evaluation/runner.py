@@ -1,0 +1,374 @@
+"""The Python API of AITW evaluation: run a model (``evaluate``), score a predictions file (``evaluate_predictions``)
+or score outputs in memory (``score_predictions``).
+
+    from r1_gui.evaluation import evaluate, evaluate_predictions, score_predictions
+    metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
+    metrics = evaluate_predictions("preds.jsonl", "data/aitw-2k", split="test", output_dir="results/other")
+    metrics = score_predictions(rows, {"id-1": "Action: ...\\nassistantos\\nmobile.back()", ...})
+
+``evaluate`` appends to OUTPUT_DIR/predictions.jsonl batch by batch and, run again with the same settings, skips the
+ids already there; metrics.json, report.md and the gallery are always rebuilt from predictions.jsonl, restricted to
+the rows of this run (the first ``max_samples`` rows of the split). A sample whose screenshot is missing fails alone,
+recorded with its reason and counted as wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from r1_gui.evaluation.generate import (
+    BACKENDS,
+    DEFAULT_MAX_PIXELS,
+    DEFAULT_MIN_PIXELS,
+    make_generator,
+    model_type_of,
+    require_vllm,
+    resolve_coordinates,
+)
+from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
+from r1_gui.evaluation.records import (
+    PREDICTIONS_FILE,
+    EvaluationError,
+    RecordWriter,
+    read_predictions_file,
+    read_records,
+    write_records,
+)
+from r1_gui.evaluation.report import write_report
+from r1_gui.evaluation.samples import (
+    Sample,
+    as_rows,
+    image_reference,
+    load_samples,
+    open_screenshot,
+    screen_size,
+)
+from r1_gui.prompts import check_style
+
+logger = logging.getLogger(__name__)
+
+METRICS_FILE = "metrics.json"
+RUN_CONFIG_FILE = "run_config.json"
+# Settings that change the outputs: a resumed run must use the same ones as the lines already written.
+RESUME_KEYS = (
+    "model_name_or_path",
+    "predictions",
+    "dataset",
+    "split",
+    "backend",
+    "prompt_style",
+    "system_prompt",
+    "coordinates",
+    "max_new_tokens",
+    "temperature",
+    "min_pixels",
+    "max_pixels",
+    "seed",
+)
+
+
+# ------------------------------------------------------------------------------------------------ records
+
+
+def scored_record(
+    sample: Sample, output: str, coordinates: str, image_size: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.records``)."""
+    prediction, scores = score_output(
+        output,
+        sample.ground_truth,
+        solution=sample.solution,
+        bbox=sample.bbox,
+        coordinates=coordinates,
+        image_size=image_size,
+    )
+    return {
+        "id": sample.id,
+        "output": output,
+        "prediction": prediction.to_dict() if prediction is not None else None,
+        "ground_truth": sample.ground_truth.to_dict(),
+        "scores": scores,
+        "error": None,
+    }
+
+
+def failed_record(sample: Sample, reason: str) -> dict[str, Any]:
+    """The line of a sample that could not be scored (missing image, no prediction): wrong on every metric."""
+    return {
+        "id": sample.id,
+        "output": None,
+        "prediction": None,
+        "ground_truth": sample.ground_truth.to_dict(),
+        "scores": dict.fromkeys(SCORE_NAMES, False),
+        "error": reason,
+    }
+
+
+def _screen_size_of(rows, sample: Sample, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    return screen_size(open_screenshot(image_reference(rows, sample.index)).size, min_pixels, max_pixels)
+
+
+def _score_outputs(
+    rows, samples: Sequence[Sample], outputs: Mapping[str, str], coordinates: str, min_pixels: int, max_pixels: int
+) -> list[dict]:
+    """Records for already generated outputs; a sample without an output fails with "no prediction"."""
+    records = []
+    for sample in samples:
+        if sample.id not in outputs:
+            records.append(failed_record(sample, "no prediction for this id"))
+            continue
+        image_size = None
+        if coordinates == "pixels":  # points are pixels of the resized screenshot: its size is needed
+            try:
+                image_size = _screen_size_of(rows, sample, min_pixels, max_pixels)
+            except OSError as error:
+                records.append(failed_record(sample, f"image: {error}"))
+                continue
+        records.append(scored_record(sample, outputs[sample.id], coordinates, image_size))
+    missing = sum(sample.id not in outputs for sample in samples)
+    if missing:
+        logger.warning("%d of %d rows have no prediction; they count as unparsed", missing, len(samples))
+    return records
+
+
+# ------------------------------------------------------------------------------------------------ loading
+
+
+def _load_rows(dataset, split: str) -> tuple[Any, str]:
+    """(rows, a name for reports) from a builder folder or Hub id, a datasets.Dataset, or a list of row dicts."""
+    if isinstance(dataset, (str, Path)):
+        from r1_gui.data import load_gui_dataset
+
+        path = Path(dataset)
+        if (path.is_absolute() or str(dataset).startswith(".")) and not path.exists():
+            raise EvaluationError(f"--dataset {dataset} does not exist (a dataset/raw_load_data.py output folder)")
+
+        try:
+            return as_rows(load_gui_dataset(dataset, split=split)), str(path)
+        except (FileNotFoundError, ValueError) as error:
+            raise EvaluationError(str(error)) from None
+    return as_rows(dataset), "<in-memory rows>"
+
+
+def _all_ids(rows) -> list[str]:
+    ids = rows["id"] if hasattr(rows, "column_names") else [row.get("id") for row in rows]
+    return [str(identifier) for identifier in ids]
+
+
+def _check_resume(output_dir: Path, settings: dict) -> None:
+    """Refuse to append to predictions made with other settings; then record this run's settings."""
+    config_path, predictions_path = output_dir / RUN_CONFIG_FILE, output_dir / PREDICTIONS_FILE
+    if predictions_path.is_file() and predictions_path.stat().st_size and config_path.is_file():
+        previous = json.loads(config_path.read_text())
+        changed = [key for key in RESUME_KEYS if previous.get(key) != settings.get(key)]
+        if changed:
+            details = ", ".join(f"{key}: {previous.get(key)!r} -> {settings.get(key)!r}" for key in changed)
+            raise EvaluationError(
+                f"{output_dir} holds predictions made with other settings ({details}). Use a new --output_dir, or "
+                f"delete {predictions_path} to start over."
+            )
+    output_dir.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(json.dumps(settings, indent=2) + "\n")
+
+
+def _finish(output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int) -> dict:
+    """Metrics, report and gallery from predictions.jsonl, for this run's samples."""
+    by_id = {record["id"]: record for record in read_records(output_dir / PREDICTIONS_FILE)}
+    missing = [sample.id for sample in samples if sample.id not in by_id]
+    if missing:
+        raise EvaluationError(f"{output_dir / PREDICTIONS_FILE} lacks {len(missing)} samples, e.g. {missing[:3]}")
+    records = [by_id[sample.id] for sample in samples]
+    metrics = aggregate(records)
+    (output_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
+    write_report(output_dir, metrics, records, samples, rows, settings, gallery_size)
+    return metrics
+
+
+# --------------------------------------------------------------------------------------------------- API
+
+
+def evaluate(
+    model_name_or_path: str | Path,
+    dataset: Any,
+    split: str = "test",
+    output_dir: str | Path = "results/eval",
+    *,
+    batch_size: int = 16,
+    max_samples: int | None = None,
+    max_new_tokens: int = 256,
+    prompt_style: str = "aguvis",
+    system_prompt: str | None = None,
+    coordinates: str = "auto",
+    backend: str = "hf",
+    min_pixels: int = DEFAULT_MIN_PIXELS,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    temperature: float = 0.0,
+    seed: int = 0,
+    device: str = "auto",
+    dtype: str = "auto",
+    gallery_size: int = 16,
+    vllm_gpu_memory_utilization: float = 0.9,
+) -> dict:
+    """Generate an action for every row of ``dataset[split]`` (first ``max_samples``), score it, and write
+    OUTPUT_DIR/{predictions.jsonl, metrics.json, report.md, gallery/, run_config.json}. Returns the metrics.
+
+    ``dataset``: a builder output folder or Hub id, a datasets.Dataset, or a list of row dicts. ``system_prompt``
+    replaces the style's system prompt (give the text training used). ``coordinates`` "auto" is
+    ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl (same
+    settings) are not generated again; no model is loaded when none is left.
+    """
+    check_style(prompt_style)
+    if backend not in BACKENDS:
+        raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "vllm":
+        require_vllm()
+    if batch_size < 1:
+        raise EvaluationError(f"--batch_size must be at least 1, got {batch_size}")
+    rows, source = _load_rows(dataset, split)
+    samples = load_samples(rows, max_samples=max_samples, required=("id", "image", "problem", "solution"))
+    coordinates = resolve_coordinates(coordinates, model_type_of(model_name_or_path), prompt_style)
+    settings = {
+        "model_name_or_path": str(Path(model_name_or_path)),
+        "dataset": source,
+        "split": split,
+        "backend": backend,
+        "prompt_style": prompt_style,
+        "system_prompt": system_prompt,
+        "coordinates": coordinates,
+        "max_new_tokens": max_new_tokens,
+        "temperature": temperature,
+        "min_pixels": min_pixels,
+        "max_pixels": max_pixels,
+        "seed": seed,
+    }
+    output_dir = Path(output_dir)
+    _check_resume(output_dir, settings)
+    done = {record["id"] for record in read_records(output_dir / PREDICTIONS_FILE)}
+    pending = [sample for sample in samples if sample.id not in done]
+    logger.info(
+        "%d of %d samples to generate (%d already in %s)",
+        len(pending),
+        len(samples),
+        len(samples) - len(pending),
+        output_dir / PREDICTIONS_FILE,
+    )
+    if pending:
+        generator = make_generator(
+            backend,
+            model_name_or_path,
+            prompt_style=prompt_style,
+            system_prompt=system_prompt,
+            coordinates=coordinates,
+            min_pixels=min_pixels,
+            max_pixels=max_pixels,
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            seed=seed,
+            device=device,
+            dtype=dtype,
+            gpu_memory_utilization=vllm_gpu_memory_utilization,
+        )
+        generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, batch_size)
+    return _finish(output_dir, rows, samples, settings, gallery_size)
+
+
+def generate_records(generator, rows, samples: Sequence[Sample], path: str | Path, batch_size: int) -> float:
+    """Generate, score and append the records of ``samples`` batch by batch; returns samples per second."""
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    with RecordWriter(path) as writer, tqdm(total=len(samples), desc="evaluating", unit="sample") as bar:
+        for first in range(0, len(samples), batch_size):
+            batch = samples[first : first + batch_size]
+            records, ready = {}, []
+            for sample in batch:
+                try:
+                    ready.append((sample, open_screenshot(image_reference(rows, sample.index))))
+                except OSError as error:
+                    logger.warning("sample %s fails: %s", sample.id, error)
+                    records[sample.id] = failed_record(sample, f"image: {error}")
+            outputs = generator.generate([{"problem": sample.problem, "image": image} for sample, image in ready])
+            for (sample, image), output in zip(ready, outputs, strict=True):
+                size = screen_size(image.size, generator.min_pixels, generator.max_pixels)
+                records[sample.id] = scored_record(sample, output, generator.coordinates, size)
+            writer.write(records[sample.id] for sample in batch)
+            bar.update(len(batch))
+    seconds = time.perf_counter() - start
+    speed = len(samples) / seconds if seconds > 0 else float("inf")
+    logger.info(
+        "generated %d samples in %.1f s: %.2f samples/s at batch size %d", len(samples), seconds, speed, batch_size
+    )
+    return speed
+
+
+def evaluate_predictions(
+    predictions: str | Path,
+    dataset: Any,
+    split: str = "test",
+    output_dir: str | Path = "results/eval",
+    *,
+    max_samples: int | None = None,
+    prompt_style: str = "aguvis",
+    coordinates: str = "auto",
+    min_pixels: int = DEFAULT_MIN_PIXELS,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    gallery_size: int = 16,
+) -> dict:
+    """Score an existing predictions file (JSON lines ``{"id", "output"}``) without loading a model, and write the
+    same files as ``evaluate`` (predictions.jsonl is rewritten). Returns the metrics.
+
+    Policy: a malformed line, a repeated id or an id not in the split is an EvaluationError naming the line; rows
+    without a prediction count as unparsed (error "no prediction for this id", listed in the report); predictions
+    for rows beyond ``max_samples`` are ignored. ``coordinates`` "auto" is ``default_coordinates`` for an unknown
+    architecture (aguvis: normalized, think_answer: grid1000, mobile_use: grid999); "pixels" opens each screenshot
+    for its size.
+    """
+    check_style(prompt_style)
+    rows, source = _load_rows(dataset, split)
+    samples = load_samples(rows, max_samples=max_samples)
+    outputs = read_predictions_file(predictions, _all_ids(rows))
+    coordinates = resolve_coordinates(coordinates, None, prompt_style)
+    settings = {
+        "predictions": str(Path(predictions)),
+        "dataset": source,
+        "split": split,
+        "prompt_style": prompt_style,
+        "coordinates": coordinates,
+        "min_pixels": min_pixels,
+        "max_pixels": max_pixels,
+    }
+    output_dir = Path(output_dir)
+    records = _score_outputs(rows, samples, outputs, coordinates, min_pixels, max_pixels)
+    ignored = len(set(outputs) - {sample.id for sample in samples})
+    if ignored:
+        logger.info("%d predictions are for rows beyond --max_samples; ignored", ignored)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file
+    (output_dir / RUN_CONFIG_FILE).write_text(json.dumps(settings, indent=2) + "\n")
+    return _finish(output_dir, rows, samples, settings, gallery_size)
+
+
+def score_predictions(
+    dataset_rows: Any,
+    predictions: Mapping[str, str] | Iterable[dict],
+    *,
+    coordinates: str = "normalized",
+    min_pixels: int = DEFAULT_MIN_PIXELS,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+) -> dict:
+    """The metrics of raw outputs against dataset rows, in memory (no files): ``predictions`` is {id: output} or
+    ``[{"id", "output"}, ...]``. Rows without an output count as unparsed; an id not among the rows raises."""
+    rows = as_rows(dataset_rows)
+    samples = load_samples(rows)
+    if not isinstance(predictions, Mapping):
+        predictions = {str(entry["id"]): entry["output"] for entry in predictions}
+    unknown = sorted(set(predictions) - {sample.id for sample in samples})
+    if unknown:
+        raise EvaluationError(f"{len(unknown)} prediction ids are not among the rows, e.g. {unknown[:3]}")
+    coordinates = resolve_coordinates(coordinates, None, "aguvis")
+    return aggregate(_score_outputs(rows, samples, predictions, coordinates, min_pixels, max_pixels))

@@ -1,0 +1,156 @@
+"""Evaluation samples: the dataset rows an evaluation scores, with their ground truth read once, and screenshots.
+
+Rows follow the dataset contract of dataset/raw_load_data.py: ``id``, ``image`` (a path, or embedded
+{"bytes", "path"}), ``problem``, ``solution`` ("<answer>{aguvis code}</answer>", normalized coordinates),
+``instruction``, ``bbox`` (optional). Screenshots are opened only when needed (generation, pixel coordinates,
+the gallery), one batch at a time, so embedded images are never all in memory.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from r1_gui.actions import Action, extract_action, resized_size
+from r1_gui.evaluation.records import EvaluationError
+
+logger = logging.getLogger(__name__)
+
+_INSTRUCTION = re.compile(r"Instruction:\s*(.*)")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One dataset row as the evaluation sees it; ``index`` is its row number in the dataset."""
+
+    index: int
+    id: str
+    problem: str
+    instruction: str
+    solution: str | None
+    ground_truth: Action
+    bbox: tuple[float, float, float, float] | None
+
+
+def _instruction(row: dict) -> str:
+    if row.get("instruction"):
+        return str(row["instruction"])
+    found = _INSTRUCTION.search(row.get("problem") or "")
+    return found.group(1).strip() if found else ""
+
+
+def _ground_truth(row: dict) -> Action | None:
+    """The row's action from ``solution``, read as the rewards read it; ``action_json`` when there is no solution."""
+    if row.get("solution"):
+        return extract_action(row["solution"], coordinates="normalized")
+    if row.get("action_json"):
+        try:
+            return Action.from_dict(json.loads(row["action_json"]))
+        except ValueError:
+            return None
+    return None
+
+
+def _bbox(value: Any) -> tuple[float, float, float, float] | None:
+    """A valid [x1, y1, x2, y2] box (normalized) as floats, else None."""
+    if value is None:
+        return None
+    try:
+        box = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    if len(box) != 4 or not all(math.isfinite(v) for v in box) or box[2] < box[0] or box[3] < box[1]:
+        return None
+    return box  # type: ignore[return-value]
+
+
+def as_rows(dataset) -> Any:
+    """A datasets.Dataset with its image column left undecoded (dicts or paths), or a list of row dicts as is."""
+    features = getattr(dataset, "features", None)
+    if features is not None and "image" in features and type(features["image"]).__name__ == "Image":
+        import datasets
+
+        return dataset.cast_column("image", datasets.Image(decode=False))
+    return dataset
+
+
+def load_samples(dataset, *, max_samples: int | None = None, required: tuple[str, ...] = ("id", "solution")):
+    """The first ``max_samples`` rows (all when None) of a datasets.Dataset or a list of row dicts as Samples.
+
+    Raises EvaluationError, before any model is loaded, for a missing column, a duplicate id, or a ground truth
+    that does not parse (the dataset builder guarantees neither happens).
+    """
+    rows = as_rows(dataset)
+    columns = rows.column_names if hasattr(rows, "column_names") else (list(rows[0]) if len(rows) else [])
+    missing = [name for name in required if name not in columns]
+    if missing:
+        raise EvaluationError(
+            f"the dataset lacks the column(s) {', '.join(missing)} (it has {', '.join(columns)}); build it with "
+            "`python dataset/raw_load_data.py`, which writes every column the evaluation reads"
+        )
+    count = len(rows) if max_samples is None else min(max_samples, len(rows))
+    if count <= 0:
+        raise EvaluationError("nothing to evaluate: the split is empty or --max_samples is 0")
+    metadata = [name for name in columns if name != "image"]
+    if hasattr(rows, "select_columns"):
+        table = rows.select(range(count)).select_columns(metadata).to_list()
+    else:
+        table = [{name: row.get(name) for name in metadata} for row in rows[:count]]
+    samples, seen = [], set()
+    for index, row in enumerate(table):
+        identifier = str(row["id"]) if row.get("id") is not None else str(index)
+        if identifier in seen:
+            raise EvaluationError(f"row {index}: id {identifier!r} appears twice in the dataset; ids must be unique")
+        seen.add(identifier)
+        ground_truth = _ground_truth(row)
+        if ground_truth is None:
+            raise EvaluationError(
+                f"row {index} (id {identifier!r}): the ground truth {row.get('solution')!r} does not parse as an "
+                "action; rebuild the dataset with dataset/raw_load_data.py"
+            )
+        samples.append(
+            Sample(
+                index=index,
+                id=identifier,
+                problem=row.get("problem") or "",
+                instruction=_instruction(row),
+                solution=row.get("solution"),
+                ground_truth=ground_truth,
+                bbox=_bbox(row.get("bbox")),
+            )
+        )
+    return samples
+
+
+def image_reference(rows, index: int) -> Any:
+    """The ``image`` value of row ``index``: a path string, a {"bytes", "path"} dict, or a PIL image."""
+    return rows[index].get("image")
+
+
+def open_screenshot(reference: Any):
+    """The screenshot as an RGB PIL image. Raises FileNotFoundError (with the path) or OSError (unreadable)."""
+    from PIL import Image
+
+    if reference is None:
+        raise FileNotFoundError("the row has no image")
+    if hasattr(reference, "convert"):
+        return reference.convert("RGB")
+    if isinstance(reference, dict):
+        if reference.get("bytes"):
+            return Image.open(io.BytesIO(reference["bytes"])).convert("RGB")
+        reference = reference.get("path")
+    if not reference or not Path(reference).is_file():
+        raise FileNotFoundError(f"image file {reference!r} does not exist")
+    with Image.open(reference) as image:
+        return image.convert("RGB")
+
+
+def screen_size(image_size: tuple[int, int], min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """(width, height) of the resized screenshot the model sees, which "pixels" coordinates refer to."""
+    return resized_size(image_size[0], image_size[1], min_pixels, max_pixels)

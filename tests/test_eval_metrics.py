@@ -1,0 +1,230 @@
+"""Table-driven tests of the evaluation's per-sample metrics (r1_gui.evaluation.metrics), hand-computed."""
+
+from __future__ import annotations
+
+import pytest
+
+from r1_gui.actions import extract_action
+from r1_gui.evaluation.metrics import (
+    UNPARSED,
+    aggregate,
+    call_arguments,
+    os_channel_code,
+    paper_param_match,
+    score_output,
+)
+from r1_gui.rewards import accuracy_reward, action_match_reward, action_type_reward
+
+
+def aguvis(code: str) -> str:
+    """An Aguvis completion as decoded with special tokens skipped."""
+    return f"Thought: the next step.\nAction: do it.\nassistantos\n{code}"
+
+
+CLICK = "pyautogui.click(x=0.5, y=0.5)"
+WRITE = "pyautogui.write(message='New York')"
+SCROLL_DOWN = "pyautogui.scroll(page=-0.1)"
+# bbox [x1, y1, x2, y2] = [0.3, 0.45, 0.7, 0.55]: the AITW-enlarged box is x in [0.02, 0.98], y in [0.38, 0.62]
+BOX = [0.3, 0.45, 0.7, 0.55]
+
+SCORE_CASES = [
+    # (id, output, ground-truth code, bbox, expected (type, param, paper_param, action_match, step_success))
+    # the exact click: right on every metric
+    ("exact-click", aguvis(CLICK), CLICK, None, (1, 1, 1, 1, 1)),
+    # 0.1 away: AITW match (<= 0.14), but not the exact arguments
+    ("near-click", aguvis("pyautogui.click(x=0.6, y=0.5)"), CLICK, None, (1, 0, 0, 1, 1)),
+    # 0.127 away diagonally: still within 0.14
+    ("near-click-diagonal", aguvis("pyautogui.click(x=0.59, y=0.59)"), CLICK, None, (1, 0, 0, 1, 1)),
+    # 0.57 away: wrong point
+    ("far-click", aguvis("pyautogui.click(x=0.9, y=0.9)"), CLICK, None, (1, 0, 0, 0, 0)),
+    # 0.3 away but both points inside the enlarged bbox: AITW match
+    ("click-in-enlarged-bbox", aguvis("pyautogui.click(x=0.8, y=0.5)"), CLICK, BOX, (1, 0, 0, 1, 1)),
+    # the same point without a box: no match
+    ("same-point-no-bbox", aguvis("pyautogui.click(x=0.8, y=0.5)"), CLICK, None, (1, 0, 0, 0, 0)),
+    # below the enlarged box (y 0.7 > 0.62) and far: no match
+    ("click-outside-enlarged-bbox", aguvis("pyautogui.click(x=0.8, y=0.7)"), CLICK, BOX, (1, 0, 0, 0, 0)),
+    # 4e-4 off: exact within the data's printed precision, but a different text for the paper metric
+    ("click-within-tolerance", aguvis("pyautogui.click(x=0.5004, y=0.5)"), CLICK, None, (1, 1, 0, 1, 1)),
+    # a long press where a click was due: another type, same argument text; AITW sees two taps at one point
+    ("long-press-for-click", aguvis("mobile.long_press(x=0.5, y=0.5)"), CLICK, None, (0, 0, 1, 1, 1)),
+    # the right text
+    ("type-same-text", aguvis(WRITE), WRITE, None, (1, 1, 1, 1, 1)),
+    # a longer text containing the ground truth (lowercase): AITW text match, not exact
+    ("type-superstring", aguvis("pyautogui.write(message='new york city')"), WRITE, None, (1, 0, 0, 1, 1)),
+    # another text: AITW matches type actions by type alone, step success needs the text
+    ("type-other-text", aguvis("pyautogui.write(message='weather')"), WRITE, None, (1, 0, 0, 1, 0)),
+    # argument-less back: exact for param and paper_param (the original scored paper_param 0)
+    ("back", aguvis("mobile.back()"), "mobile.back()", None, (1, 1, 1, 1, 1)),
+    # argument-less home: exact too
+    ("home", aguvis("mobile.home()"), "mobile.home()", None, (1, 1, 1, 1, 1)),
+    # home for back: wrong, but the paper metric compares "" with "" whatever the name
+    ("home-for-back", aguvis("mobile.home()"), "mobile.back()", None, (0, 0, 1, 0, 0)),
+    # the same scroll
+    ("scroll-same", aguvis(SCROLL_DOWN), SCROLL_DOWN, None, (1, 1, 1, 1, 1)),
+    # the opposite direction: same type, other argument; AITW compares the axis only
+    ("scroll-opposite-direction", aguvis("pyautogui.scroll(page=0.1)"), SCROLL_DOWN, None, (1, 0, 0, 1, 1)),
+    # a horizontal scroll for a vertical one: same canonical type, other axis
+    ("scroll-other-axis", aguvis("pyautogui.hscroll(page=0.1)"), SCROLL_DOWN, None, (1, 0, 0, 0, 0)),
+    # prose without an action
+    ("unparsed-prose", "I would tap the clock.", CLICK, None, (0, 0, 0, 0, 0)),
+    # a coordinate out of [0, 1] does not parse
+    ("unparsed-out-of-range", aguvis("pyautogui.click(x=1.5, y=0.5)"), CLICK, None, (0, 0, 0, 0, 0)),
+    # nothing at all
+    ("empty-output", "", CLICK, None, (0, 0, 0, 0, 0)),
+    # open_app with the right app
+    ("open-app-same", aguvis("mobile.open_app(app_name='Clock')"), "mobile.open_app(app_name='Clock')", None,
+     (1, 1, 1, 1, 1)),
+    # open_app with another app: AITW has no id for it, the fallback compares the text
+    ("open-app-other", aguvis("mobile.open_app(app_name='Camera')"), "mobile.open_app(app_name='Clock')", None,
+     (1, 0, 0, 0, 0)),
+    # the app name in lowercase: not exact, but the fallback's normalized text matches
+    ("open-app-lowercase", aguvis("mobile.open_app(app_name='clock')"), "mobile.open_app(app_name='Clock')", None,
+     (1, 0, 0, 1, 1)),
+    # keys='enter' and keys=['enter'] are one action, two texts
+    ("press-enter-spelling", aguvis("pyautogui.press(keys='enter')"), "pyautogui.press(keys=['enter'])", None,
+     (1, 1, 0, 1, 1)),
+    # terminate failure for success: AITW task-complete vs task-impossible
+    ("terminate-wrong-status", aguvis("mobile.terminate(status='failure')"), "mobile.terminate(status='success')",
+     None, (1, 0, 0, 0, 0)),
+    # the think_answer style: the action inside <answer>
+    ("think-answer-style", f"<think>tap it</think>\n<answer>{CLICK}</answer>", CLICK, None, (1, 1, 1, 1, 1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "output, gt_code, bbox, expected", [case[1:] for case in SCORE_CASES], ids=[case[0] for case in SCORE_CASES]
+)
+def test_score_output(output, gt_code, bbox, expected):
+    ground_truth = extract_action(gt_code)
+    _, scores = score_output(output, ground_truth, solution=f"<answer>{gt_code}</answer>", bbox=bbox)
+    names = ("type_match", "param_match", "paper_param_match", "action_match", "step_success")
+    assert tuple(int(scores[name]) for name in names) == expected
+
+
+@pytest.mark.parametrize(
+    "output, gt_code, bbox, expected", [case[1:] for case in SCORE_CASES], ids=[case[0] for case in SCORE_CASES]
+)
+def test_metrics_agree_with_the_rewards(output, gt_code, bbox, expected):
+    """The rewards score every case as the metrics do: type, type + arguments, step success."""
+    solution = [f"<answer>{gt_code}</answer>"]
+    kwargs = {"completions": [output], "solution": solution, "bbox": [bbox]}
+    assert action_type_reward(**kwargs) == [float(expected[0])]
+    assert accuracy_reward(**kwargs) == [pytest.approx(0.5 * expected[0] + 0.5 * expected[1])]
+    assert action_match_reward(**kwargs) == [float(expected[4])]
+
+
+PAPER_CASES = [
+    # (id, predicted code, ground-truth code, expected)
+    # the same text
+    ("same", "pyautogui.click(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", True),
+    # whitespace inside the parentheses' ends is stripped
+    ("outer-whitespace", "pyautogui.click( x=0.5, y=0.3 )", "pyautogui.click(x=0.5, y=0.3)", True),
+    # but not inside the text
+    ("inner-whitespace", "pyautogui.click(x=0.5,y=0.3)", "pyautogui.click(x=0.5, y=0.3)", False),
+    # text, not numbers: 0.50 is not 0.5
+    ("trailing-zero", "pyautogui.click(x=0.50, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", False),
+    # the function name is ignored
+    ("other-name", "mobile.long_press(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", True),
+    # the fixed bug: argument-less calls are equal
+    ("back-back", "mobile.back()", "mobile.back()", True),
+    # empty == empty whatever the name
+    ("home-back", "mobile.home()", "mobile.back()", True),
+    # an empty argument list is not a non-empty one
+    ("empty-vs-args", "mobile.wait()", "mobile.wait(seconds=3)", False),
+    # the outermost parentheses: nested brackets and parentheses are kept as text
+    ("nested", "mobile.swipe(from_coord=[0.5, 0.8], to_coord=[0.5, 0.2])",
+     "mobile.swipe(from_coord=[0.5, 0.8], to_coord=[0.5, 0.2])", True),
+    # a mobile_use JSON call has no parentheses
+    ("json-call", '{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Back"}}',
+     "mobile.back()", False),
+    # nothing found
+    ("none", None, "mobile.back()", False),
+    # an unclosed call
+    ("unclosed", "pyautogui.click(x=0.5, y=0.3", "pyautogui.click(x=0.5, y=0.3)", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "pred_code, gt_code, expected", [case[1:] for case in PAPER_CASES], ids=[case[0] for case in PAPER_CASES]
+)
+def test_paper_param_match(pred_code, gt_code, expected):
+    assert paper_param_match(pred_code, gt_code) is expected
+
+
+CODE_CASES = [
+    # (id, output, os-channel code)
+    # Aguvis decoded without special tokens: after "assistantos"
+    ("aguvis-decoded", aguvis(CLICK), CLICK),
+    # with special tokens kept: after "<|recipient|>os", end-of-turn token stripped
+    ("aguvis-special-tokens", "Action: back<|im_end|>\n<|im_start|>assistant<|recipient|>os\nmobile.back()<|diff_marker|>",
+     "mobile.back()"),
+    # think_answer and the dataset's solution: inside <answer>
+    ("answer-tag", "<think>x</think><answer>mobile.home()</answer>", "mobile.home()"),
+    # a bare line
+    ("bare", CLICK, CLICK),
+    # several lines without markers: the last non-empty one
+    ("last-line", "first\npyautogui.click(x=0.1, y=0.2)\n\n", "pyautogui.click(x=0.1, y=0.2)"),
+    # nothing
+    ("empty", "", None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("output, code", [case[1:] for case in CODE_CASES], ids=[case[0] for case in CODE_CASES])
+def test_os_channel_code(output, code):
+    assert os_channel_code(output) == code
+
+
+def test_call_arguments():
+    assert call_arguments("pyautogui.click( x=0.5 )") == "x=0.5"
+    assert call_arguments("mobile.back()") == ""
+    assert call_arguments("no call") is None
+
+
+def _record(gt_type: str, pred_type: str | None, scores: tuple[int, ...], error: str | None = None) -> dict:
+    names = ("type_match", "param_match", "paper_param_match", "action_match", "step_success")
+    return {
+        "id": f"{gt_type}-{pred_type}-{scores}",
+        "ground_truth": {"type": gt_type},
+        "prediction": None if pred_type is None else {"type": pred_type},
+        "scores": dict(zip(names, map(bool, scores), strict=True)),
+        "error": error,
+    }
+
+
+def test_aggregate_overall_per_type_and_confusion():
+    records = [
+        _record("click", "click", (1, 1, 1, 1, 1)),
+        _record("click", "long_press", (0, 0, 1, 1, 1)),
+        _record("back", "home", (0, 0, 1, 0, 0)),
+        _record("back", None, (0, 0, 0, 0, 0), error="image: missing"),
+    ]
+    metrics = aggregate(records)
+    assert metrics["num_samples"] == 4
+    assert metrics["parse_rate"] == pytest.approx(0.75)
+    assert metrics["type_accuracy"] == pytest.approx(0.25)
+    assert metrics["param_accuracy"] == pytest.approx(0.25)
+    assert metrics["paper_param_accuracy"] == pytest.approx(0.75)
+    assert metrics["action_match_accuracy"] == pytest.approx(0.5)
+    assert metrics["step_success"] == pytest.approx(0.5)
+    assert metrics["num_errors"] == 1
+    assert list(metrics["per_type"]) == ["click", "back"]  # canonical type order
+    assert metrics["per_type"]["click"] == {
+        "num_samples": 2,
+        "parse_rate": 1.0,
+        "type_accuracy": 0.5,
+        "param_accuracy": 0.5,
+        "paper_param_accuracy": 1.0,
+        "action_match_accuracy": 1.0,
+        "step_success": 1.0,
+    }
+    assert metrics["per_type"]["back"]["parse_rate"] == pytest.approx(0.5)
+    assert metrics["confusion_matrix"] == {
+        "click": {"click": 1, "long_press": 1, "home": 0, UNPARSED: 0},
+        "back": {"click": 0, "long_press": 0, "home": 1, UNPARSED: 1},
+    }
+    assert list(metrics["confusion_matrix"]["click"]) == ["click", "long_press", "home", UNPARSED]
+
+
+def test_aggregate_of_no_records_is_empty():
+    metrics = aggregate([])
+    assert metrics["num_samples"] == 0 and metrics["per_type"] == {} and metrics["confusion_matrix"] == {}
