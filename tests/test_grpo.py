@@ -119,6 +119,48 @@ def test_each_completion_is_scored_against_its_own_row(tiny_qwen2_vl, synthetic_
             assert logged(state, key) and all(value == expected for value in logged(state, key)), key
 
 
+def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """trl left-pads prompt ids but takes mm_token_type_ids from a processor call that pads on the tokenizer's side.
+    With right padding they disagree whenever prompts in a batch differ in length, and Qwen's rope index then
+    crashes or misplaces the image. Every position marked as image must hold an image token, and vice versa."""
+    from transformers import AutoModelForImageTextToText
+    from trl import GRPOConfig
+
+    from r1_gui.data import add_model_columns, load_gui_dataset
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.rewards import get_reward_funcs
+    from r1_gui.trainer import GUIGRPOTrainer
+
+    processor = load_processor(tiny_qwen2_vl, max_pixels=50176, chat_template=CHAT_TEMPLATE)
+    assert processor.tokenizer.padding_side == "right"  # the tiny tokenizer's default, like many Qwen ones
+    dataset = add_model_columns(
+        load_gui_dataset(synthetic_dataset, "train"), "aguvis", "normalized", pixel_bounds(processor)
+    )
+    config = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=16,
+        num_generations=2,
+        max_completion_length=8,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        chat_template_kwargs={"generation_recipient": "all"},
+    )
+    trainer = GUIGRPOTrainer(
+        model=AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl),
+        reward_funcs=get_reward_funcs(["accuracy"]),
+        args=config,
+        train_dataset=dataset,
+        processing_class=processor,
+    )
+    rows = [dataset[i] for i in range(8) for _ in range(2)]
+    assert len({len(row["problem"]) for row in rows}) > 1, "the batch must mix prompt lengths"
+    output = trainer._generate_and_score_completions(rows)
+    prompt_ids = output["prompt_ids"]
+    image_positions = output["mm_token_type_ids"][:, : prompt_ids.shape[1]] == 1
+    assert torch.equal(image_positions, prompt_ids == processor.image_token_id)
+
+
 def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     common = ("--save_strategy", "steps", "--save_steps", "2")
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", *common)

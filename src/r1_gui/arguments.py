@@ -1,6 +1,6 @@
-"""Arguments and early checks shared by the training entry points (grpo_gui.py, sft.py).
+"""Arguments, early checks and closing steps shared by the training entry points (grpo_gui.py, sft.py).
 
-Everything here runs before a model is loaded, so a wrong flag, model folder or dataset fails in seconds.
+The checks run before a model is loaded, so a wrong flag, model folder or dataset fails in seconds.
 """
 
 from __future__ import annotations
@@ -103,3 +103,13 @@ def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str,
     check_columns(dataset, required_columns, source)
     check_images(dataset, source)
     return dataset
+
+
+def finish_wandb_run() -> None:
+    """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
+    interpreter exits): the demo and other programs call main() and then read the run."""
+    import sys
+
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and wandb.run is not None:
+        wandb.finish()

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig, ModelConfig
 
-from r1_gui.arguments import GUIDataArguments, check_model, load_training_rows, parse_arguments, resolve_coordinates
+from r1_gui.arguments import (
+    GUIDataArguments,
+    check_model,
+    finish_wandb_run,
+    load_training_rows,
+    parse_arguments,
+    resolve_coordinates,
+)
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
@@ -162,6 +169,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     # 5. Save: model, processor, trainer_state.json with the log history.
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
+    finish_wandb_run()
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 

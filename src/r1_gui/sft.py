@@ -19,7 +19,14 @@ import sys
 
 from trl import ModelConfig, SFTConfig
 
-from r1_gui.arguments import GUIDataArguments, check_model, load_training_rows, parse_arguments, resolve_coordinates
+from r1_gui.arguments import (
+    GUIDataArguments,
+    check_model,
+    finish_wandb_run,
+    load_training_rows,
+    parse_arguments,
+    resolve_coordinates,
+)
 
 logger = logging.getLogger("r1_gui.sft")
 
@@ -114,6 +121,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
+    finish_wandb_run()
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 

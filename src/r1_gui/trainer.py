@@ -36,6 +36,11 @@ class GUIGRPOTrainer(GRPOTrainer):
        lines under `output_dir/completions_table/` and logged to wandb when wandb is on. The parent's own completion
        logging crashes under wandb with image prompts (trl 1.16), so it is switched off for image datasets.
 
+    4. Padding (in `__init__`): the processor's tokenizer pads on the left. trl left-pads the prompt ids itself but
+       takes `mm_token_type_ids` from a processor call that pads on the tokenizer's side; with right padding (the
+       default of many Qwen tokenizers) those types no longer line up with the prompt ids when prompts in a batch
+       differ in length, and Qwen's 3D rope index fails ("shape mismatch") or silently misplaces the image.
+
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
     """
@@ -50,6 +55,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
+        self._tokenizer.padding_side = "left"
         self.prompt_style = prompt_style
         self.coordinates = coordinates
         self.completions_table_steps = completions_table_steps
