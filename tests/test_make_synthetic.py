@@ -106,7 +106,7 @@ def test_steps_are_numbered_and_history_repeats_earlier_actions(small_dataset):
 
 
 def test_points_fall_inside_their_bbox_and_boxes_inside_the_screen():
-    records = make_synthetic.make_records(70, seed=1, click_jitter=0.5)["l1"]
+    records = make_synthetic.make_records(90, seed=1, click_jitter=0.5)["l1"]
     pointed = 0
     for record in records:
         code, bbox = record["conversations"][3]["value"], record["bbox"]
@@ -211,6 +211,26 @@ def test_grid_and_task_mix_knobs():
     assert {action_type(r["conversations"][3]["value"]) for r in first_steps} == {"click", "long_press"}
     with pytest.raises(ValueError, match="launch_icon"):
         make_synthetic.make_records(1, task_mix=["fly_to_moon"])
+
+
+def test_decimals_knob_shortens_coordinates():
+    codes = [r["conversations"][3]["value"] for r in make_synthetic.make_records(20, seed=0, decimals=1)["l1"]]
+    points = [POINT_PATTERN.match(code) for code in codes]
+    assert any(points)
+    assert all(len(number.split(".")[1]) == 1 for point in points if point for number in point.groups())
+    with pytest.raises(ValueError, match="decimals"):
+        make_synthetic.make_records(1, decimals=0)
+
+
+def test_apps_knob_limits_the_app_names_and_each_app_keeps_its_colour():
+    records = make_synthetic.make_records(40, seed=0, grid=(2, 2), apps=4, task_mix=["launch_icon"])["l1"]
+    first_four = set(make_synthetic.screens.APP_NAMES[:4])
+    named = {r["conversations"][2]["value"].split("the ")[1].split(" app")[0] for r in records if "_0." in r["image"]}
+    assert named <= first_four and len(named) > 1
+    colors = make_synthetic.app_colors()
+    assert len({colors[app] for app in first_four}) == 4  # up to 12 apps, every icon colour differs
+    with pytest.raises(ValueError, match="apps must be between 4"):
+        make_synthetic.make_records(1, grid=(2, 2), apps=3)
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,8 @@ Layouts, colours, grid positions, list contents and wording are drawn from the s
 never fixed by its label. Same seed and arguments give byte-identical JSON and images.
 
 Knobs for small models: --width/--height (screens scale with the width), --grid ROWSxCOLS (fewer, larger
-icons), --task_mix, --click_jitter (0 clicks element centres; f jitters up to f of the half-size).
+icons), --task_mix, --click_jitter (0 clicks element centres; f jitters up to f of the half-size), --decimals
+(digits of click coordinates: 4 as in Aguvis data; 2 is ample for AITW's 0.14 match radius and shorter to write).
 Fast record files: --no_images writes only the JSON; --image_stub writes an 8x8 placeholder JPEG per record
 (for benchmarks that only check the files exist); --records N stops at exactly N records (the last episode
 may end early) instead of --episodes.
@@ -88,11 +89,19 @@ ENGINES = ("Google", "Bing", "DuckDuckGo", "Browser")
 MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
 WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
 STUB_JPEG_SIDE = 8
+ALL_APPS = len(screens.APP_NAMES)
 
 
-def coordinate(value: float) -> str:
-    """A screen fraction as Aguvis writes it: at most 4 decimals, trailing zeros trimmed (0.5, 0.0625)."""
-    text = f"{min(1.0, max(0.0, value)):.4f}".rstrip("0")
+def app_colors() -> dict[str, screens.Color]:
+    """Each app's fixed icon colour: the palette in order, so the first len(ICON_COLORS) apps all differ."""
+    palette = screens.ICON_COLORS
+    return {app: palette[index % len(palette)] for index, app in enumerate(screens.APP_NAMES)}
+
+
+def coordinate(value: float, decimals: int = 4) -> str:
+    """A screen fraction as Aguvis writes it: at most `decimals` (4 in Aguvis data) decimals, trailing zeros
+    trimmed (0.5, 0.0625)."""
+    text = f"{min(1.0, max(0.0, value)):.{decimals}f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
 
 
@@ -121,15 +130,19 @@ class Episode:
 class Script:
     """Records one episode's steps and writes their action code for the screen size."""
 
-    def __init__(self, episode: Episode, size: screens.Size, rng: random.Random, click_jitter: float):
+    def __init__(
+        self, episode: Episode, size: screens.Size, rng: random.Random, click_jitter: float, decimals: int = 4
+    ):
         self.episode, self.size, self.rng, self.click_jitter = episode, size, rng, click_jitter
+        self.decimals = decimals
 
     def _point(self, box: screens.Box) -> str:
         x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
         if self.click_jitter:
             x += self.rng.uniform(-1, 1) * self.click_jitter * (box[2] - box[0]) / 2
             y += self.rng.uniform(-1, 1) * self.click_jitter * (box[3] - box[1]) / 2
-        return f"x={coordinate(x / self.size.width)}, y={coordinate(y / self.size.height)}"
+        x, y = coordinate(x / self.size.width, self.decimals), coordinate(y / self.size.height, self.decimals)
+        return f"x={x}, y={y}"
 
     def act(self, screen: screens.Screen, action_type: str, code: str, description: str, thought: str, target=None):
         self.episode.steps.append(Step(screen, action_type, code, description, thought, target))
@@ -167,17 +180,19 @@ class Script:
 class World:
     """The screens of one episode, drawn from its random generator so they stay consistent across steps."""
 
-    def __init__(self, rng: random.Random, grid: tuple[int, int]):
+    def __init__(self, rng: random.Random, grid: tuple[int, int], apps: int = ALL_APPS):
         self.rng, (self.rows, self.cols) = rng, grid
+        self.app_names = screens.APP_NAMES[:apps]
         self.theme = screens.random_theme(rng)
         self.clock = f"{rng.randint(6, 11)}:{rng.randint(0, 59):02d}"
         self.date = f"{rng.choice(WEEKDAYS)}, {rng.choice(MONTHS)} {rng.randint(1, 28)}"
-        self.icon_colors = {app: rng.choice(screens.ICON_COLORS) for app in screens.APP_NAMES}
+        # Like real apps, each app keeps its icon colour on every screen and in every episode.
+        self.icon_colors = app_colors()
         self.pages: dict[str, screens.ListScreen] = {}
 
     def home(self, containing: str | None = None, excluding: tuple[str, ...] = ()) -> screens.HomeScreen:
         slots = self.rows * self.cols
-        pool = [app for app in screens.APP_NAMES if app not in excluding and app != containing]
+        pool = [app for app in self.app_names if app not in excluding and app != containing]
         count = self.rng.randint(max(1, (slots * 3 + 4) // 5), min(slots, len(pool)))
         apps = self.rng.sample(pool, count - (containing is not None)) + ([containing] if containing else [])
         self.rng.shuffle(apps)
@@ -209,7 +224,7 @@ class World:
             script.wait(self.loading(title), "The page is still loading, so I wait for it.")
 
     def other_app(self, *avoid: str) -> str:
-        return self.rng.choice([app for app in screens.APP_NAMES if app not in avoid])
+        return self.rng.choice([app for app in self.app_names if app not in avoid])
 
 
 # Tasks: each scripts one episode on the world's screens and returns its instruction.
@@ -379,6 +394,8 @@ class SyntheticConfig:
     grid: tuple[int, int] = (5, 4)
     task_mix: tuple[str, ...] = tuple(TASKS)
     click_jitter: float = 0.0
+    decimals: int = 4  # digits of the screen fractions in the action code (Aguvis data: up to 4)
+    apps: int = ALL_APPS  # how many app names (the first ones) appear; 12 or fewer have distinct colours
 
     def __post_init__(self):
         if self.width < 64 or self.height < 64:
@@ -388,6 +405,11 @@ class SyntheticConfig:
             raise ValueError(f"grid must be between 1x1 and 8x6 (rows x cols), got {rows}x{cols}")
         if not self.task_mix or set(self.task_mix) - set(TASKS):
             raise ValueError(f"task_mix {list(self.task_mix)} must be a non-empty subset of {list(TASKS)}")
+        needed = max(1, (rows * cols * 3 + 4) // 5) + 1  # a home screen fills at least 3/5 of its grid
+        if not needed <= self.apps <= len(screens.APP_NAMES):
+            raise ValueError(f"apps must be between {needed} (for a {rows}x{cols} grid) and {len(screens.APP_NAMES)}")
+        if not 1 <= self.decimals <= 6:
+            raise ValueError(f"decimals must be between 1 and 6, got {self.decimals}")
         if not 0.0 <= self.click_jitter < 1.0:
             raise ValueError(
                 f"click_jitter is a fraction of the element's half-size in [0, 1), got {self.click_jitter}"
@@ -403,7 +425,9 @@ def make_episode(config: SyntheticConfig, seed: int, index: int) -> Episode:
     rng = random.Random(f"r1_gui-synthetic:{seed}:{index}")
     task = config.task_mix[index % len(config.task_mix)]
     episode = Episode(task)
-    episode.instruction = TASKS[task](World(rng, config.grid), Script(episode, config.size, rng, config.click_jitter))
+    episode.instruction = TASKS[task](
+        World(rng, config.grid, config.apps), Script(episode, config.size, rng, config.click_jitter, config.decimals)
+    )
     return episode
 
 
@@ -489,8 +513,10 @@ def _counts(episodes: int | None, records: int | None) -> tuple[int | None, int 
     return episodes, records
 
 
-def _config(width=540, height=1170, grid=(5, 4), task_mix=None, click_jitter=0.0) -> SyntheticConfig:
-    return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter)
+def _config(
+    width=540, height=1170, grid=(5, 4), task_mix=None, click_jitter=0.0, decimals=4, apps=ALL_APPS
+) -> SyntheticConfig:
+    return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter, decimals, apps)
 
 
 def generate(
@@ -504,6 +530,8 @@ def generate(
     grid: tuple[int, int] = (5, 4),
     task_mix: list[str] | tuple[str, ...] | None = None,
     click_jitter: float = 0.0,
+    decimals: int = 4,
+    apps: int = ALL_APPS,
     images: str = "jpeg",
     jpeg_quality: int = 90,
     overwrite: bool = False,
@@ -517,7 +545,7 @@ def generate(
     """
     if images not in ("jpeg", "stub", "none"):
         raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
-    config = _config(width, height, grid, task_mix, click_jitter)
+    config = _config(width, height, grid, task_mix, click_jitter, decimals, apps)
     counts = _counts(episodes, records)
     output_dir = Path(output_dir)
     _check_output_dir(output_dir, overwrite)
@@ -621,6 +649,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grid", type=parse_grid, default=(5, 4), help="home-screen app grid, ROWSxCOLS (default 5x4)")
     parser.add_argument("--task_mix", default=None, help=f"comma-separated tasks, default all: {','.join(TASKS)}")
     parser.add_argument("--click_jitter", type=float, default=0.0, help="click offset, fraction of the half-size")
+    parser.add_argument("--decimals", type=int, default=4, help="decimals of click coordinates (Aguvis: 4)")
+    parser.add_argument("--apps", type=int, default=ALL_APPS, help="app names in use (<= 12: one colour each)")
     images = parser.add_mutually_exclusive_group()
     images.add_argument("--no_images", action="store_true", help="write only the JSON files")
     images.add_argument("--image_stub", action="store_true", help="write an 8x8 placeholder JPEG per record")
@@ -641,6 +671,8 @@ def main(args: argparse.Namespace) -> dict:
         grid=args.grid,
         task_mix=args.task_mix.split(",") if args.task_mix else None,
         click_jitter=args.click_jitter,
+        decimals=args.decimals,
+        apps=args.apps,
         images="none" if args.no_images else "stub" if args.image_stub else "jpeg",
         jpeg_quality=args.jpeg_quality,
         overwrite=args.overwrite,
