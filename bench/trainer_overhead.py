@@ -1,0 +1,146 @@
+"""Trainer overhead: GUIGRPOTrainer vs plain trl.GRPOTrainer, side by side on the same tiny model, data and rewards.
+
+    python bench/trainer_overhead.py [--steps 8] [--warmup 2]
+
+Each trainer runs in its own process (so each has its own peak RSS) and a coordinator lets them take one training
+step at a time, alternating which goes first, so machine noise hits both alike. Both use the same random tiny
+Qwen2-VL model, synthetic screens, seed, rewards (accuracy + format), think_answer prompts (both stop at
+<|im_end|>, so both generate the same number of tokens) and batch (4 prompts x 4 generations). The median step time
+is taken over the steps after warm-up; GUIGRPOTrainer's completions table is drawn at step 0 (warm-up) and every
+50 steps by default, so it is not in the median. Prints a table, then one JSON line with "ratio" (ours / plain
+seconds per step) and "rss_ratio" (ours / plain peak RSS). Target: ratio <= 1.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+KINDS = ("r1_gui", "trl")
+
+
+def prepare(folder: Path) -> tuple[Path, Path]:
+    """A tiny model and a synthetic builder dataset, shared by both trainers."""
+    from r1_gui.builder import build
+    from r1_gui.synthetic import generate
+    from r1_gui.tiny import build_tiny_model
+
+    generate(folder / "raw", 20, seed=0, width=224, height=448, progress=False)
+    build([folder / "raw" / "synthetic-l1.json"], folder / "raw" / "images", folder / "data", progress=False)
+    return build_tiny_model(folder / "model", "qwen2_vl", "tiny"), folder / "data"
+
+
+def run_trainer(kind: str, model_dir: str, data_dir: str, output_dir: str, max_steps: int, conn) -> None:
+    """One trainer in a child process; every step waits for the coordinator's go and reports its duration."""
+    import torch
+    from transformers import AutoModelForImageTextToText, TrainerCallback
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from r1_gui.data import add_model_columns, load_gui_dataset
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.rewards import get_reward_funcs
+    from r1_gui.trainer import GUIGRPOTrainer
+
+    torch.manual_seed(0)
+    processor = load_processor(model_dir, max_pixels=50176, chat_template=CHAT_TEMPLATE)
+    dataset = load_gui_dataset(data_dir, "train")
+    dataset = add_model_columns(dataset, "think_answer", "grid1000", pixel_bounds(processor))
+    rewards = get_reward_funcs(["accuracy", "format"], coordinates="grid1000", prompt_style="think_answer")
+    config = GRPOConfig(
+        output_dir=output_dir,
+        max_steps=max_steps,
+        per_device_train_batch_size=16,
+        num_generations=4,
+        max_completion_length=32,
+        learning_rate=1e-4,
+        beta=0.0,
+        bf16=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        report_to="none",
+        logging_steps=1,
+        save_strategy="no",
+        seed=0,
+        data_seed=0,
+    )
+
+    class Turns(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            conn.send("ready")
+            conn.recv()
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            conn.send(("step", time.perf_counter() - self.start))
+
+    model = AutoModelForImageTextToText.from_pretrained(model_dir)
+    common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
+    if kind == "r1_gui":
+        trainer = GUIGRPOTrainer(**common, prompt_style="think_answer", coordinates="grid1000")
+    else:
+        trainer = GRPOTrainer(**common)
+    for quiet in (PrinterCallback, ProgressCallback):  # the children print no per-step logs; the table says it all
+        trainer.remove_callback(quiet)
+    trainer.add_callback(Turns())
+    trainer.train()
+    conn.send(("done", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=8, help="measured steps per trainer (after warm-up)")
+    parser.add_argument("--warmup", type=int, default=2, help="steps per trainer left out of the median")
+    args = parser.parse_args()
+    total = args.warmup + args.steps
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir, data_dir = prepare(Path(tmp))
+        context = mp.get_context("spawn")
+        pipes, processes = {}, []
+        for kind in KINDS:
+            parent_end, child_end = context.Pipe()
+            process = context.Process(
+                target=run_trainer, args=(kind, str(model_dir), str(data_dir), f"{tmp}/{kind}", total, child_end)
+            )
+            process.start()
+            pipes[kind], processes = parent_end, [*processes, process]
+        times = {kind: [] for kind in KINDS}
+        for step in range(total):
+            for kind in KINDS if step % 2 == 0 else KINDS[::-1]:
+                assert pipes[kind].recv() == "ready"
+                pipes[kind].send("go")
+                _, seconds = pipes[kind].recv()
+                times[kind].append(seconds)
+        rss = {kind: pipes[kind].recv()[1] for kind in KINDS}
+        for process in processes:
+            process.join()
+
+    median = {kind: statistics.median(times[kind][args.warmup :]) for kind in KINDS}
+    print(f"{'trainer':<16} {'median s/step':>14} {'min':>8} {'max':>8} {'peak RSS MB':>12}")
+    for kind, label in zip(KINDS, ("GUIGRPOTrainer", "trl.GRPOTrainer"), strict=True):
+        measured = times[kind][args.warmup :]
+        print(f"{label:<16} {median[kind]:>14.3f} {min(measured):>8.3f} {max(measured):>8.3f} {rss[kind]:>12.0f}")
+    result = {
+        "benchmark": "trainer_overhead",
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "ours_s_per_step": round(median["r1_gui"], 4),
+        "trl_s_per_step": round(median["trl"], 4),
+        "ratio": round(median["r1_gui"] / median["trl"], 4),
+        "ours_rss_mb": round(rss["r1_gui"], 1),
+        "trl_rss_mb": round(rss["trl"], 1),
+        "rss_ratio": round(rss["r1_gui"] / rss["trl"], 4),
+        "target_ratio": 1.05,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

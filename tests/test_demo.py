@@ -1,0 +1,92 @@
+"""The embedded default (python -m r1_gui.demo): its fast variant runs every stage and writes every artifact."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from r1_gui.demo import HEADLINE, DemoConfig, comparison_table, moving_average
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS = ("action_match_accuracy", "type_accuracy", "param_accuracy", "parse_rate", "step_success", "num_samples")
+
+
+def test_comparison_table_shows_percent_and_signed_change():
+    warm = dict.fromkeys(HEADLINE, 0.25)
+    grpo = {**warm, "action_match_accuracy": 0.5, "parse_rate": 0.125}
+    lines = comparison_table(warm, grpo).splitlines()
+    assert lines[0].startswith("| metric | warm start (SFT) | after GRPO | change |")
+    assert "| action_match_accuracy | 25.0 | 50.0 | +25.0 |" in lines
+    assert "| parse_rate | 25.0 | 12.5 | -12.5 |" in lines
+
+
+@pytest.mark.parametrize(
+    ("values", "window", "expected"),
+    [
+        ([1.0, 0.0, 1.0, 0.0], 2, [1.0, 0.5, 0.5, 0.5]),
+        ([1.0, 0.0, 1.0], 1, [1.0, 0.0, 1.0]),
+        ([0.0, 1.0, 1.0], 10, [0.0, 0.5, 2 / 3]),  # fewer values than the window at the start
+        ([None, 1.0, None, 0.0], 2, [None, 1.0, None, 0.0]),  # a step that logged no value stays a gap
+        ([], 3, []),
+    ],
+)
+def test_moving_average(values, window, expected):
+    assert moving_average(values, window) == pytest.approx(expected)
+
+
+def test_fast_config_is_a_smaller_run_of_the_same_pipeline():
+    full, fast = DemoConfig(), DemoConfig.fast()
+    assert fast.sft_steps < full.sft_steps and fast.grpo_steps < full.grpo_steps
+    assert fast.reward_funcs == full.reward_funcs == ("action_match",)  # the evaluation's own matching rule
+
+
+@pytest.mark.slow
+def test_fast_demo_writes_every_artifact(tmp_path):
+    out = tmp_path / "demo"
+    env = {**os.environ, "PYTHON": sys.executable}
+    result = subprocess.run(
+        ["bash", str(REPO / "local_scripts" / "demo.sh"), "--fast", "--output_dir", str(out), "--seed", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for stage in range(1, 7):  # progress is shown stage by stage
+        assert f"[{stage}/6]" in result.stdout
+    assert "| action_match_accuracy |" in result.stdout  # the before/after table at the end
+
+    report = json.loads((out / "report.json").read_text())
+    assert report["seed"] == 3
+    for name in ("warm_start", "grpo"):
+        metrics = report[name]
+        assert set(METRICS) <= set(metrics)
+        assert metrics["num_samples"] == DemoConfig.fast().eval_max_samples
+        assert all(0.0 <= metrics[key] <= 1.0 for key in HEADLINE)
+        # the same metrics eval/test_aitw.py writes for that model
+        assert json.loads((out / f"eval_{name}" / "metrics.json").read_text()) == metrics
+    for key in HEADLINE:
+        assert report["improvement"][key] == pytest.approx(report["grpo"][key] - report["warm_start"][key])
+    assert [row["step"] for row in report["reward_curve"]] == list(range(1, DemoConfig.fast().grpo_steps + 1))
+    assert all("rewards/action_match/mean" in row for row in report["reward_curve"])
+    assert report["data"]["train"] > 0 and report["data"]["test"] > 0
+    assert report["model"]["parameters"] > 0 and report["seconds"]["total"] > 0
+
+    markdown = (out / "report.md").read_text()
+    assert "| action_match_accuracy |" in markdown and "reward_curve.png" in markdown
+    with Image.open(out / "reward_curve.png") as picture:
+        assert picture.format == "PNG" and picture.width > 100 and picture.height > 100
+
+
+def test_demo_script_refuses_without_the_package(tmp_path):
+    env = {**os.environ, "PYTHON": str(tmp_path / "no-python")}
+    (tmp_path / "no-python").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "no-python").chmod(0o755)
+    result = subprocess.run(
+        ["bash", str(REPO / "local_scripts" / "demo.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and "bash setup.sh" in result.stderr
