@@ -105,6 +105,32 @@ def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str,
     return dataset
 
 
+def load_training_model(
+    stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, rows: int, logger
+):
+    """The model of --model_name_or_path (dtype, attention and revision from the model arguments) that ``stage``
+    ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(
+        model_args.model_name_or_path,
+        dtype=model_args.dtype or "auto",
+        attn_implementation=model_args.attn_implementation,
+        revision=model_args.model_revision,
+    )
+    logger.info(
+        "%s on %s (%s, %s coordinates, %s prompts), %d rows of %s",
+        stage,
+        model_args.model_name_or_path,
+        model_type,
+        coordinates,
+        data_args.prompt_style,
+        rows,
+        data_args.dataset_name,
+    )
+    return model
+
+
 def finish_wandb_run() -> None:
     """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
     interpreter exits): the demo and other programs call main() and then read the run."""

@@ -28,6 +28,7 @@ from r1_gui.arguments import (
     GUIDataArguments,
     check_model,
     finish_wandb_run,
+    load_training_model,
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
@@ -90,7 +91,6 @@ def parse_grpo_arguments(argv: list[str] | None = None):
 
 
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
-    from transformers import AutoModelForImageTextToText
     from transformers.trainer_utils import get_last_checkpoint
     from trl import get_peft_config
 
@@ -133,21 +133,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         **(training_args.chat_template_kwargs or {}),
         **chat_template_kwargs(script_args.prompt_style),
     }
-    model = AutoModelForImageTextToText.from_pretrained(
-        model_args.model_name_or_path,
-        dtype=model_args.dtype or "auto",
-        attn_implementation=model_args.attn_implementation,
-        revision=model_args.model_revision,
-    )
-    logger.info(
-        "GRPO on %s (%s, %s coordinates, %s prompts), %d rows of %s",
-        model_args.model_name_or_path,
-        model_type,
-        coordinates,
-        script_args.prompt_style,
-        len(dataset),
-        script_args.dataset_name,
-    )
+    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, len(dataset), logger)
 
     # 4. Train.
     trainer = GUIGRPOTrainer(

@@ -23,6 +23,7 @@ from r1_gui.arguments import (
     GUIDataArguments,
     check_model,
     finish_wandb_run,
+    load_training_model,
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
@@ -68,7 +69,6 @@ def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt:
 
 def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
     import datasets
-    from transformers import AutoModelForImageTextToText
     from trl import SFTTrainer, get_peft_config
 
     from r1_gui.data import add_model_columns
@@ -94,21 +94,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     # 3. Model. A VLM prompt must never be truncated (its image tokens would no longer match the image).
     training_args.max_length = None
     training_args.completion_only_loss = True
-    model = AutoModelForImageTextToText.from_pretrained(
-        model_args.model_name_or_path,
-        dtype=model_args.dtype or "auto",
-        attn_implementation=model_args.attn_implementation,
-        revision=model_args.model_revision,
-    )
-    logger.info(
-        "SFT on %s (%s, %s coordinates, %s prompts), %d rows of %s",
-        model_args.model_name_or_path,
-        model_type,
-        coordinates,
-        script_args.prompt_style,
-        len(dataset),
-        script_args.dataset_name,
-    )
+    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, len(dataset), logger)
 
     # 4. Train and save.
     trainer = SFTTrainer(
