@@ -19,37 +19,32 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
-# Qwen/Qwen2.5-VL-3B-Instruct's config.json shape.
+from r1_gui.tiny import SIZES, ModelSize, build_config, build_tokenizer
+
+TOKENIZER_VOCAB = 1024  # the local BPE tokenizer's size (special tokens come on top)
+
+# Qwen/Qwen2.5-VL-3B-Instruct's config.json shape, as the tiny-model builder's ModelSize plus the fields it does not
+# carry: (size, text overrides, vision overrides). "tiny" is r1_gui.tiny's own tiny size.
 SHAPES = {
-    "3b": {
-        "text": dict(
-            hidden_size=2048,
-            intermediate_size=11008,
-            num_hidden_layers=36,
-            num_attention_heads=16,
-            num_key_value_heads=2,
-            vocab_size=151936,
+    "3b": (
+        ModelSize(
+            hidden=2048,
+            intermediate=11008,
+            layers=36,
+            heads=16,
+            kv_heads=2,
+            vision_dim=1280,
+            vision_depth=32,
+            vision_heads=16,
+            vocab=TOKENIZER_VOCAB,
         ),
-        "vision": dict(
-            depth=32,
-            hidden_size=1280,
-            intermediate_size=3420,
-            num_heads=16,
-            out_hidden_size=2048,
-            fullatt_block_indexes=[7, 15, 23, 31],
-            window_size=112,
-        ),
-    },
-    "tiny": {
-        "text": dict(
-            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2
-        ),
-        "vision": dict(
-            depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64, fullatt_block_indexes=[1]
-        ),
-    },
+        {"vocab_size": 151936},
+        {"intermediate_size": 3420, "fullatt_block_indexes": [7, 15, 23, 31]},
+    ),
+    "tiny": (replace(SIZES["tiny"], vocab=TOKENIZER_VOCAB), {}, {}),
 }
 
 
@@ -57,43 +52,17 @@ def build_model(folder: Path, shape: str, dtype, device: str, attn_implementatio
     """A random Qwen2.5-VL model of the given shape, created on `device`, and its processor (saved in `folder` with
     the config; the weights are not written: 7 GB of random numbers would only cost time)."""
     import torch
-    from transformers import AutoModelForImageTextToText, Qwen2_5_VLConfig
+    from transformers import AutoModelForImageTextToText
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor
-    from r1_gui.tiny import build_tokenizer
 
-    tokenizer = build_tokenizer(1024, CHAT_TEMPLATE)
-    text = dict(SHAPES[shape]["text"])
-    head_dim = text["hidden_size"] // text["num_attention_heads"]
-    vocab = max(text.pop("vocab_size", 0), len(tokenizer))
+    size, text, vision = SHAPES[shape]
+    tokenizer = build_tokenizer(size.vocab, CHAT_TEMPLATE)
     # The 3B vocabulary (151936 rows) is kept for the compute and memory it costs; the ids the tokenizer lacks are
     # suppressed during generation (see main), so every sampled token decodes.
-    ids = tokenizer.convert_tokens_to_ids
-    config = Qwen2_5_VLConfig(
-        text_config={
-            **text,
-            "vocab_size": vocab,
-            "rope_parameters": {
-                "rope_type": "default",
-                "rope_theta": 1000000.0,
-                "mrope_section": [
-                    head_dim // 8,
-                    3 * head_dim // 16,
-                    head_dim // 2 - head_dim // 8 - 3 * head_dim // 16,
-                ],
-            },
-            "max_position_embeddings": 32768,
-            "bos_token_id": ids("<|endoftext|>"),
-            "eos_token_id": ids("<|im_end|>"),
-            "pad_token_id": ids("<|endoftext|>"),
-        },
-        vision_config=SHAPES[shape]["vision"],
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
-    )
+    text = {**text, "vocab_size": max(text.get("vocab_size", 0), len(tokenizer)), "max_position_embeddings": 32768}
+    config = build_config("qwen2_5_vl", size, tokenizer, text_overrides=text, vision_overrides=vision)
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForImageTextToText.from_config(config, dtype=dtype, attn_implementation=attn_implementation)

@@ -187,8 +187,13 @@ def _merges_of(bpe) -> list[tuple[str, str]]:
     return [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in merges]
 
 
-def build_config(arch: str, size: ModelSize, tokenizer):
-    """A Qwen2-VL or Qwen2.5-VL config of the given shape whose token ids come from the tokenizer."""
+def build_config(
+    arch: str, size: ModelSize, tokenizer, text_overrides: dict | None = None, vision_overrides: dict | None = None
+):
+    """A Qwen2-VL or Qwen2.5-VL config of the given shape whose token ids come from the tokenizer.
+
+    text_overrides / vision_overrides replace or add fields a ModelSize does not carry (bench/gpu_step_profile.py
+    gives a real 3B's vocabulary size and vision blocks this way)."""
     from transformers import Qwen2_5_VLConfig, Qwen2VLConfig
 
     head_dim = size.hidden // size.heads
@@ -228,8 +233,8 @@ def build_config(arch: str, size: ModelSize, tokenizer):
         }
         config_class = Qwen2_5_VLConfig
     return config_class(
-        text_config=text_config,
-        vision_config=vision_config,
+        text_config={**text_config, **(text_overrides or {})},
+        vision_config={**vision_config, **(vision_overrides or {})},
         image_token_id=ids("<|image_pad|>"),
         video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"),
