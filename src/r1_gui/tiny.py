@@ -60,7 +60,8 @@ class ModelSize:
 
 
 SIZES = {
-    # ~0.3 M parameters: fast enough that tests build and run it in well under a second.
+    # ~0.23 M parameters (qwen2_vl): fast enough that tests build and run it in well under a second; the CPU demo
+    # trains this size too (r1_gui.demo), since it learns the demo's decisions in fewer CPU seconds than "small".
     "tiny": ModelSize(
         hidden=64,
         intermediate=128,
@@ -72,7 +73,7 @@ SIZES = {
         vision_heads=2,
         vocab=600,
     ),
-    # A few million parameters: the size the CPU demo trains.
+    # ~4.7 M parameters (qwen2_vl): a larger model for CPU experiments.
     "small": ModelSize(
         hidden=256,
         intermediate=768,
@@ -294,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", choices=ARCHS, default="qwen2_vl", help="model_type of the built model")
     parser.add_argument("--out", required=True, help="folder to write the model and processor to")
-    parser.add_argument("--size", choices=tuple(SIZES), default="tiny", help="tiny (tests) or small (the CPU demo)")
+    parser.add_argument("--size", choices=tuple(SIZES), default="tiny", help="tiny (tests, the CPU demo) or small")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.add_argument("--min_pixels", type=int, default=3136, help="image processor's smallest image area")
     parser.add_argument("--max_pixels", type=int, default=200704, help="image processor's largest image area")
