@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 logger = logging.getLogger("r1_gui.demo")
@@ -68,7 +68,6 @@ class DemoConfig:
     # evaluation
     eval_batch_size: int = 16
     eval_max_samples: int | None = None
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def fast(cls) -> DemoConfig:
