@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The embedded default: synthetic phone screens, a small local Qwen2-VL, SFT warm start, GRPO, held-out evaluation,
+# The embedded default: synthetic phone screens, a tiny local Qwen2-VL, SFT warm start, GRPO, held-out evaluation,
 # all on CPU with nothing downloaded (python -m r1_gui.demo; see README "The demo").
 #
 #   bash local_scripts/demo.sh                          # writes runs/demo/{report.json,report.md,reward_curve.png}

@@ -110,20 +110,26 @@ def build_data(config: DemoConfig, output_dir: Path, seed: int) -> dict:
     )
 
 
+def _training_argv(config: DemoConfig, output_dir: Path, model: Path, out: Path, seed: int) -> list[str]:
+    """The flags SFT and GRPO share: the same prompt format, image budget and CPU settings for both stages."""
+    return [
+        *("--model_name_or_path", str(model), "--dataset_name", str(output_dir / "data"), "--output_dir", str(out)),
+        *("--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis", "--coordinates", "normalized"),
+        *("--max_pixels", str(config.max_pixels)),
+        *("--dtype", "float32", "--bf16", "false", "--gradient_checkpointing", "false", "--use_cpu", "true"),
+        *("--report_to", "none", "--save_strategy", "no", "--seed", str(seed), "--disable_tqdm", "true"),
+    ]
+
+
 def run_sft(config: DemoConfig, output_dir: Path, seed: int) -> Path:
     from r1_gui.sft import main, parse_sft_arguments
 
     out = output_dir / "sft"
     argv = [
-        *("--model_name_or_path", str(output_dir / "model"), "--dataset_name", str(output_dir / "data")),
-        *("--output_dir", str(out), "--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis"),
-        *("--coordinates", "normalized", "--max_pixels", str(config.max_pixels)),
+        *_training_argv(config, output_dir, output_dir / "model", out, seed),
         *("--max_steps", str(config.sft_steps), "--per_device_train_batch_size", str(config.sft_batch_size)),
         *("--learning_rate", str(config.sft_learning_rate), "--lr_scheduler_type", config.sft_lr_scheduler),
-        *("--warmup_steps", "2"),
-        *("--dtype", "float32", "--bf16", "false", "--gradient_checkpointing", "false", "--use_cpu", "true"),
-        *("--report_to", "none", "--save_strategy", "no", "--logging_steps", "10", "--seed", str(seed)),
-        *("--disable_tqdm", "true"),
+        *("--warmup_steps", "2", "--logging_steps", "10"),
     ]
     main(*parse_sft_arguments(argv))
     return out
@@ -134,18 +140,14 @@ def run_grpo(config: DemoConfig, output_dir: Path, warm_start: Path, seed: int) 
 
     out = output_dir / "grpo"
     argv = [
-        *("--model_name_or_path", str(warm_start), "--dataset_name", str(output_dir / "data")),
-        *("--output_dir", str(out), "--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis"),
-        *("--coordinates", "normalized", "--max_pixels", str(config.max_pixels)),
+        *_training_argv(config, output_dir, warm_start, out, seed),
         *("--reward_funcs", *config.reward_funcs),
         *("--max_steps", str(config.grpo_steps), "--num_generations", str(config.num_generations)),
         *("--per_device_train_batch_size", str(config.grpo_prompts_per_step * config.num_generations)),
         *("--learning_rate", str(config.grpo_learning_rate), "--lr_scheduler_type", "constant"),
         *("--temperature", str(config.temperature), "--beta", str(config.beta), "--loss_type", "dapo"),
         *("--max_completion_length", str(config.max_completion_length)),
-        *("--dtype", "float32", "--bf16", "false", "--gradient_checkpointing", "false", "--use_cpu", "true"),
-        *("--report_to", "none", "--save_strategy", "no", "--logging_steps", "1", "--seed", str(seed)),
-        *("--completions_table_steps", "25", "--disable_tqdm", "true"),
+        *("--logging_steps", "1", "--completions_table_steps", "25"),
     ]
     main(*parse_grpo_arguments(argv))
     return out
