@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 from r1_gui import rewards
 from r1_gui.actions import completion_text
 from r1_gui.grpo_gui import main, parse_grpo_arguments
+from r1_gui.rewards import get_reward_funcs
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "local_scripts" / "tiny_cpu_grpo.yaml"
@@ -119,46 +120,112 @@ def test_each_completion_is_scored_against_its_own_row(tiny_qwen2_vl, synthetic_
             assert logged(state, key) and all(value == expected for value in logged(state, key)), key
 
 
-def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synthetic_dataset, tmp_path):
-    """trl left-pads prompt ids but takes mm_token_type_ids from a processor call that pads on the tokenizer's side.
-    With right padding they disagree whenever prompts in a batch differ in length, and Qwen's rope index then
-    crashes or misplaces the image. Every position marked as image must hold an image token, and vice versa."""
+def build_trainer(model_path, dataset_path, output_dir, reward_funcs, **config):
+    """A GUIGRPOTrainer on the tiny model and the synthetic train split, for tests that drive its hooks directly."""
     from transformers import AutoModelForImageTextToText
     from trl import GRPOConfig
 
     from r1_gui.data import add_model_columns, load_gui_dataset
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
-    from r1_gui.rewards import get_reward_funcs
     from r1_gui.trainer import GUIGRPOTrainer
 
-    processor = load_processor(tiny_qwen2_vl, max_pixels=50176, chat_template=CHAT_TEMPLATE)
-    assert processor.tokenizer.padding_side == "right"  # the tiny tokenizer's default, like many Qwen ones
+    processor = load_processor(model_path, max_pixels=50176, chat_template=CHAT_TEMPLATE)
     dataset = add_model_columns(
-        load_gui_dataset(synthetic_dataset, "train"), "aguvis", "normalized", pixel_bounds(processor)
+        load_gui_dataset(dataset_path, "train"), "aguvis", "normalized", pixel_bounds(processor)
     )
-    config = GRPOConfig(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=16,
-        num_generations=2,
-        max_completion_length=8,
+    defaults = {"per_device_train_batch_size": 16, "num_generations": 2, "max_completion_length": 8, "beta": 0.0}
+    args = GRPOConfig(
+        output_dir=str(output_dir),
         use_cpu=True,
         bf16=False,
         report_to="none",
         chat_template_kwargs={"generation_recipient": "all"},
+        **{**defaults, **config},
     )
+    model = AutoModelForImageTextToText.from_pretrained(model_path)
     trainer = GUIGRPOTrainer(
-        model=AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl),
-        reward_funcs=get_reward_funcs(["accuracy"]),
-        args=config,
-        train_dataset=dataset,
-        processing_class=processor,
+        model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset, processing_class=processor
     )
+    return trainer, dataset
+
+
+def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """trl left-pads prompt ids but takes mm_token_type_ids from a processor call that pads on the tokenizer's side.
+    With right padding they disagree whenever prompts in a batch differ in length, and Qwen's rope index then
+    crashes or misplaces the image. Every position marked as image must hold an image token, and vice versa."""
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+    processor = load_processor(tiny_qwen2_vl, max_pixels=50176, chat_template=CHAT_TEMPLATE)
+    assert processor.tokenizer.padding_side == "right"  # the tiny tokenizer's default, like many Qwen ones
+    trainer, dataset = build_trainer(tiny_qwen2_vl, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]))
     rows = [dataset[i] for i in range(8) for _ in range(2)]
     assert len({len(row["problem"]) for row in rows}) > 1, "the batch must mix prompt lengths"
     output = trainer._generate_and_score_completions(rows)
     prompt_ids = output["prompt_ids"]
     image_positions = output["mm_token_type_ids"][:, : prompt_ids.shape[1]] == 1
     assert torch.equal(image_positions, prompt_ids == processor.image_token_id)
+
+
+def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """Skipping zero-advantage completions must be a pure saving: on a batch where click prompts get equal rewards
+    (no signal) and the others do not, the gradient with and without the skip is the same, and the skipped pass
+    holds only the rows (and the images) of the completions with signal."""
+    from r1_gui.trainer import drop_rows_without_signal
+
+    def click_rows_equal(completions, action, **kwargs):
+        return [1.0 if kind == "click" else float(i % 2) for i, kind in enumerate(action)]
+
+    trainer, dataset = build_trainer(tiny_qwen2_vl, synthetic_dataset, tmp_path, [click_rows_equal], loss_type="dapo")
+    assert trainer.skip_no_signal
+    clicks = [i for i in range(len(dataset)) if dataset[i]["action"] == "click"][:4]
+    others = [i for i in range(len(dataset)) if dataset[i]["action"] != "click"][:4]
+    rows = [
+        dataset[i] for i in (clicks[0], others[0], clicks[1], others[1], *clicks[2:], *others[2:]) for _ in range(2)
+    ]
+    batch = trainer._generate_and_score_completions(rows)
+    signal = batch["advantages"] != 0
+    assert signal.tolist() == [row["action"] != "click" for row in rows]
+
+    kept = drop_rows_without_signal(batch)
+    assert kept["prompt_ids"].shape[0] == kept["completion_ids"].shape[0] == int(signal.sum()) == 8
+    assert torch.equal(kept["completion_ids"], batch["completion_ids"][signal])
+    patches = batch["image_grid_thw"].prod(-1)
+    images = batch["pixel_values"].split(patches.tolist())
+    assert torch.equal(kept["pixel_values"], torch.cat([image for image, s in zip(images, signal, strict=True) if s]))
+    assert torch.equal(kept["image_grid_thw"], batch["image_grid_thw"][signal])
+
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop
+    grads = {}
+    for skip in (False, True):
+        trainer.skip_no_signal = skip
+        trainer.model.zero_grad()
+        trainer._compute_loss(trainer.model, batch).backward()
+        grads[skip] = {name: p.grad.clone() for name, p in trainer.model.named_parameters() if p.grad is not None}
+    assert grads[False] and grads[True].keys() == grads[False].keys()
+    assert any(g.abs().sum() > 0 for g in grads[False].values()), "the batch carried no gradient at all"
+    for name, grad in grads[False].items():
+        torch.testing.assert_close(grads[True][name], grad, rtol=1e-5, atol=1e-8, msg=name)
+
+
+@pytest.mark.parametrize(
+    ("config", "blocker"),
+    [
+        ({"loss_type": "dapo"}, None),
+        ({"loss_type": "cispo"}, None),
+        ({"loss_type": "dapo", "beta": 0.04}, "beta=0.04"),
+        ({"loss_type": "grpo"}, "loss_type=grpo"),
+        ({"loss_type": "bnpo"}, "loss_type=bnpo"),
+        ({"loss_type": "dr_grpo"}, "loss_type=dr_grpo"),
+        ({"loss_type": "dapo", "top_entropy_quantile": 0.2}, "top_entropy_quantile"),
+        ({"loss_type": "dapo", "entropy_coef": 0.01}, "entropy bonus"),
+    ],
+)
+def test_no_signal_skip_only_where_it_is_exact(tiny_qwen2_vl, synthetic_dataset, tmp_path, config, blocker):
+    trainer, _ = build_trainer(tiny_qwen2_vl, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]), **config)
+    assert trainer.skip_no_signal == (blocker is None)
+    reason = trainer._no_signal_skip_blocker()
+    assert reason is None if blocker is None else blocker in reason
 
 
 def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):

@@ -52,6 +52,13 @@ class GUIGRPOScriptArguments(GUIDataArguments):
     completions_table_steps: int = field(
         default=50, metadata={"help": "Log the completions table (screenshots with points) every N steps; 0: never."}
     )
+    skip_no_signal: bool = field(
+        default=True,
+        metadata={
+            "help": "Leave completions with advantage 0 (groups whose rewards are all equal) out of the loss pass: "
+            "the same gradient for less compute. Applied only where it is exact (beta 0, loss_type dapo or cispo)."
+        },
+    )
 
 
 @dataclass
@@ -146,6 +153,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         prompt_style=script_args.prompt_style,
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,
+        skip_no_signal=script_args.skip_no_signal,
     )
     resume = training_args.resume_from_checkpoint
     if resume in ("true", "True", "last"):

@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 from accelerate.utils import gather_object
 from trl import GRPOTrainer
+from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.prompts import stop_token
@@ -40,6 +41,12 @@ class GUIGRPOTrainer(GRPOTrainer):
        takes `mm_token_type_ids` from a processor call that pads on the tokenizer's side; with right padding (the
        default of many Qwen tokenizers) those types no longer line up with the prompt ids when prompts in a batch
        differ in length, and Qwen's 3D rope index fails ("shape mismatch") or silently misplaces the image.
+    5. No-signal completions (in `_compute_loss`): completions whose advantage is 0 (their prompt group's rewards are
+       all equal) add nothing to the policy gradient, yet the parent runs the forward and backward pass on them. With
+       `skip_no_signal=True` they are left out of that pass where the gradient stays exactly the same: beta 0 and a
+       loss whose normalizer counts the whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy
+       bonus or MoE load-balancing loss. Otherwise every completion is kept and the log says why. The logged
+       `entropy` and `clip_ratio/*` are then over the completions that carry signal.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -52,6 +59,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         coordinates: str = "normalized",
         completions_table_steps: int = 50,
         completions_table_rows: int = 8,
+        skip_no_signal: bool = True,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
@@ -63,6 +71,9 @@ class GUIGRPOTrainer(GRPOTrainer):
         self._table_rows: list[dict] = []
         self._last_table_step = -1
         self._use_style_stop_token()
+        self.skip_no_signal = skip_no_signal and self._no_signal_skip_blocker() is None
+        if skip_no_signal and not self.skip_no_signal:
+            logger.info("every completion goes through the loss pass: %s", self._no_signal_skip_blocker())
         if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
             logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
             self.log_completions = False
@@ -190,6 +201,51 @@ class GUIGRPOTrainer(GRPOTrainer):
         for record, picture in zip(records, pictures, strict=True):
             table.add_data(wandb.Image(picture), *[_cell(record[c]) for c in columns])
         wandb.log({"completions_table": table}, commit=False)
+
+    # -- 5. no-signal completions -----------------------------------------------------------------------------
+    def _no_signal_skip_blocker(self) -> str | None:
+        """Why leaving zero-advantage completions out would change the gradient; None when it would not."""
+        if self.beta != 0.0:
+            return f"beta={self.beta} gives every completion a KL gradient"
+        if self.loss_type not in ("dapo", "cispo"):
+            return f"loss_type={self.loss_type} normalizes by the completions in the micro-batch"
+        if self.top_entropy_quantile < 1.0:
+            return "top_entropy_quantile < 1 ranks entropies across the micro-batch"
+        if self._entropy_bonus_enabled:
+            return "the entropy bonus acts on every completion"
+        if self.aux_loss_enabled:
+            return "the MoE load-balancing loss averages over the micro-batch"
+        return None
+
+    def _compute_loss(self, model, inputs):
+        if self.skip_no_signal and self.model.training:
+            inputs = drop_rows_without_signal(inputs)
+        return super()._compute_loss(model, inputs)
+
+
+def drop_rows_without_signal(inputs: dict) -> dict:
+    """The micro-batch without its zero-advantage rows (at least one row stays, so every process still runs the
+    forward and backward pass that distributed training synchronizes on). Unchanged when every row has signal or
+    when image rows cannot be attributed to completions (pixel values not split by `image_grid_thw`)."""
+    advantages = inputs["advantages"]
+    rows = advantages.size(0)
+    signal = advantages.reshape(rows, -1).ne(0).any(dim=1)
+    if bool(signal.all()):
+        return inputs
+    keep = signal.nonzero().flatten().tolist() or [0]
+    split = split_pixel_values_by_grid(inputs)
+    if "pixel_values" in split and not isinstance(split["pixel_values"], list):
+        return inputs
+    index = torch.tensor(keep, device=advantages.device)
+    kept = {}
+    for key, value in split.items():
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and value.size(0) == rows:
+            kept[key] = value.index_select(0, index.to(value.device))
+        elif isinstance(value, list) and len(value) == rows:
+            kept[key] = [value[i] for i in keep]
+        else:
+            kept[key] = value
+    return unsplit_pixel_values_by_grid(kept)
 
 
 def _cell(value):
