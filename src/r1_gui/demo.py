@@ -53,7 +53,7 @@ class DemoConfig:
     # prompts it unlearned back even where back was sampled and rewarded) yet still answers some of them wrongly.
     # At lr 1e-3 the jump landed 10 steps apart between seeds and the answers swung between checkpoints 5 steps
     # apart (50 steps: GRPO +8.0/+13.3/+16.6 at seeds 0/1/2; 60 steps: +15.7/+3.2); at 5e-4 all three seeds sit
-    # at 49-54% after 60 steps, each with home and back partly right, and GRPO gains 10+ on every one.
+    # at 49-54% after 60 steps, each with home and back partly right; GRPO then gained +15.7/+18.9/+9.3 (official runs).
     sft_steps: int = 60
     sft_batch_size: int = 16
     sft_learning_rate: float = 5e-4
