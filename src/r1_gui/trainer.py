@@ -71,9 +71,10 @@ class GUIGRPOTrainer(GRPOTrainer):
         self._table_rows: list[dict] = []
         self._last_table_step = -1
         self._use_style_stop_token()
-        self.skip_no_signal = skip_no_signal and self._no_signal_skip_blocker() is None
-        if skip_no_signal and not self.skip_no_signal:
-            logger.info("every completion goes through the loss pass: %s", self._no_signal_skip_blocker())
+        blocker = self._no_signal_skip_blocker() if skip_no_signal else None
+        self.skip_no_signal = skip_no_signal and blocker is None
+        if blocker:
+            logger.info("every completion goes through the loss pass: %s", blocker)
         if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
             logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
             self.log_completions = False
