@@ -24,15 +24,6 @@ from pathlib import Path
 SHARES = (0.25, 0.5, 0.75)
 
 
-def prepare(folder: Path, size: str) -> tuple[Path, Path]:
-    """The demo's synthetic data (40 episodes) and a random local model."""
-    from r1_gui.demo import DemoConfig, build_data
-    from r1_gui.tiny import build_tiny_model
-
-    build_data(DemoConfig(episodes=40), folder, seed=0)
-    return build_tiny_model(folder / "model", "qwen2_vl", size), folder / "data"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="small", help="local model size (r1_gui.tiny): tiny or small")
@@ -42,43 +33,11 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from transformers import AutoModelForImageTextToText
-    from trl import GRPOConfig
-
-    from r1_gui.data import add_model_columns, load_gui_dataset
-    from r1_gui.demo import SYSTEM_PROMPT
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
-    from r1_gui.rewards import get_reward_funcs
-    from r1_gui.trainer import GUIGRPOTrainer
+    from demo_batch import demo_trainer
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
-        model_dir, data_dir = prepare(Path(tmp), args.size)
-        processor = load_processor(model_dir, max_pixels=50176, chat_template=CHAT_TEMPLATE)
-        dataset = load_gui_dataset(data_dir, "train")
-        dataset = add_model_columns(dataset, "aguvis", "normalized", pixel_bounds(processor), SYSTEM_PROMPT)
-        config = GRPOConfig(
-            output_dir=str(Path(tmp) / "out"),
-            per_device_train_batch_size=args.prompts * args.generations,
-            num_generations=args.generations,
-            max_completion_length=48,
-            temperature=1.0,
-            beta=0.0,
-            loss_type="dapo",
-            bf16=False,
-            gradient_checkpointing=False,
-            use_cpu=True,
-            report_to="none",
-            chat_template_kwargs={"generation_recipient": "all"},
-        )
-        trainer = GUIGRPOTrainer(
-            model=AutoModelForImageTextToText.from_pretrained(model_dir),
-            reward_funcs=get_reward_funcs(["format"]),
-            args=config,
-            train_dataset=dataset,
-            processing_class=processor,
-        )
-        rows = [dataset[i] for i in range(args.prompts) for _ in range(args.generations)]
+        trainer, rows = demo_trainer(Path(tmp), args.size, args.prompts, args.generations)
         start = time.perf_counter()
         batch = trainer._generate_and_score_completions(rows)
         generate_s = time.perf_counter() - start
@@ -116,7 +75,7 @@ def main() -> None:
                     "skip_s": round(skipped, 3),
                     "ratio": round(skipped / full, 3),
                     "step_ratio": round((generate_s + skipped) / (generate_s + full), 3),
-                    "grad_rel_diff": float(f"{diff / largest:.2e}"),
+                    "grad_rel_diff": float(f"{diff / largest:.2e}") if largest else diff,
                 }
             )
 

@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 import pytest
@@ -164,6 +165,39 @@ def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synth
     prompt_ids = output["prompt_ids"]
     image_positions = output["mm_token_type_ids"][:, : prompt_ids.shape[1]] == 1
     assert torch.equal(image_positions, prompt_ids == processor.image_token_id)
+
+
+def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """Processing and encoding each distinct screenshot once must be a pure saving: with the same seed, the step's
+    prompts, images, completions and advantages are the same with and without it, and the processor saw each
+    distinct screenshot once."""
+    from r1_gui.repeated_images import ImageProcessorCache, image_key
+
+    trainer, dataset = build_trainer(
+        tiny_qwen2_vl, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]), num_generations=4, temperature=1.0
+    )
+    assert trainer.dedupe_images
+    rows = [dataset[i] for i in range(4) for _ in range(4)]
+    outputs, caches = [], []
+    original_init = ImageProcessorCache.__init__
+
+    def record(self, inner):
+        original_init(self, inner)
+        caches.append(self)
+
+    for dedupe in (False, True):
+        trainer.dedupe_images = dedupe
+        torch.manual_seed(0)
+        with mock.patch.object(ImageProcessorCache, "__init__", record):
+            outputs.append(trainer._generate_and_score_completions(rows))
+    plain, deduped = outputs
+    assert plain.keys() == deduped.keys()
+    for key, value in plain.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(value, deduped[key]), key
+    distinct = len({image_key(row["image"].convert("RGB")) for row in rows})
+    assert [(cache.processed, cache.requested) for cache in caches] == [(distinct, 2 * len(rows))]
+    assert plain["completion_ids"].shape[0] == len(rows)
 
 
 def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synthetic_dataset, tmp_path):

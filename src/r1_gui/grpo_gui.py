@@ -59,6 +59,13 @@ class GUIGRPOScriptArguments(GUIDataArguments):
             "the same gradient for less compute. Applied only where it is exact (beta 0, loss_type dapo or cispo)."
         },
     )
+    dedupe_images: bool = field(
+        default=True,
+        metadata={
+            "help": "Process each distinct screenshot once per step and encode it once per generation batch, instead "
+            "of once per generated answer: the same tensors for less compute."
+        },
+    )
 
 
 @dataclass
@@ -154,6 +161,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,
         skip_no_signal=script_args.skip_no_signal,
+        dedupe_images=script_args.dedupe_images,
     )
     resume = training_args.resume_from_checkpoint
     if resume in ("true", "True", "last"):

@@ -17,6 +17,7 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.prompts import stop_token
+from r1_gui.repeated_images import cached_image_processor, encode_each_image_once
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,10 @@ class GUIGRPOTrainer(GRPOTrainer):
        loss whose normalizer counts the whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy
        bonus or MoE load-balancing loss. Otherwise every completion is kept and the log says why. The logged
        `entropy` and `clip_ratio/*` are then over the completions that carry signal.
+    6. Repeated screenshots (in `_generate_and_score_completions`): the parent repeats each prompt
+       `num_generations` times, so every copy of its screenshot goes through the image processor twice per step and
+       through the vision tower in generation. With `dedupe_images=True` each distinct screenshot is processed once
+       per step and encoded once per generation batch (`r1_gui.repeated_images`); the tensors are the same.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -60,6 +65,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         completions_table_steps: int = 50,
         completions_table_rows: int = 8,
         skip_no_signal: bool = True,
+        dedupe_images: bool = True,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
@@ -73,6 +79,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         self._use_style_stop_token()
         blocker = self._no_signal_skip_blocker() if skip_no_signal else None
         self.skip_no_signal = skip_no_signal and blocker is None
+        self.dedupe_images = dedupe_images
         if blocker:
             logger.info("every completion goes through the loss pass: %s", blocker)
         if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
@@ -222,6 +229,13 @@ class GUIGRPOTrainer(GRPOTrainer):
         if self.skip_no_signal and self.model.training:
             inputs = drop_rows_without_signal(inputs)
         return super()._compute_loss(model, inputs)
+
+    # -- 6. repeated screenshots ------------------------------------------------------------------------------
+    def _generate_and_score_completions(self, inputs):
+        if not self.dedupe_images:
+            return super()._generate_and_score_completions(inputs)
+        with cached_image_processor(self.processing_class), encode_each_image_once(self.model):
+            return super()._generate_and_score_completions(inputs)
 
 
 def drop_rows_without_signal(inputs: dict) -> dict:

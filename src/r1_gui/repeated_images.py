@@ -1,0 +1,181 @@
+"""Process and encode each distinct screenshot once per GRPO step.
+
+GRPO answers every prompt `num_generations` times, and trl (1.16) builds the generation batch by repeating each prompt
+that many times. For a vision-language model every copy of the screenshot then goes through the image processor twice
+per step (once to tokenize the prompts for generation, once to build the training inputs) and through the vision
+tower once more during generation, although all copies are the same picture. The two helpers below do that work once
+per distinct screenshot and hand back exactly what the full batch would have produced:
+
+- `ImageProcessorCache` stands in for a processor's image processor: it processes the distinct images of a call
+  (and of earlier calls in the same step) once and assembles `pixel_values` / `image_grid_thw` for the full list.
+- `encode_each_image_once(model)` makes the vision encoder of a Qwen-VL model encode each distinct image of a batch
+  once while gradients are off (generation); the features of the repeats are copies of the same tensors.
+
+Both apply to outputs laid out the Qwen-VL way (patches of all images concatenated, one `image_grid_thw` row per
+image); anything else passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+from transformers.feature_extraction_utils import BatchFeature
+
+QWEN_IMAGE_KEYS = {"pixel_values", "image_grid_thw"}
+
+
+def _flat_images(images) -> list:
+    """The images of a processor call in order: a single image, a list, or a list of per-prompt lists."""
+    if isinstance(images, (list, tuple)):
+        return [image for item in images for image in _flat_images(item)]
+    return [images]
+
+
+def image_key(image) -> tuple | None:
+    """A key equal for images with the same pixels; None for inputs we do not know how to compare."""
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return ("pil", image.mode, image.size, image.tobytes())
+    if isinstance(image, np.ndarray):
+        return ("array", image.dtype.str, image.shape, image.tobytes())
+    if isinstance(image, torch.Tensor):
+        array = image.detach().cpu().contiguous().numpy()
+        return ("tensor", array.dtype.str, array.shape, array.tobytes())
+    return None
+
+
+class ImageProcessorCache:
+    """An image processor that processes each distinct image once and remembers the result until `clear()`.
+
+    Calls return the same `pixel_values` and `image_grid_thw` as the wrapped processor would for the full list (the
+    Qwen-VL processors handle each image on its own, so assembling per-image results changes no value), as torch
+    tensors or numpy arrays as asked. Calls whose outputs have other keys, that ask for other tensor types, or whose
+    images we cannot compare go to the wrapped processor. Every other attribute is the wrapped processor's.
+    """
+
+    def __init__(self, image_processor):
+        self.image_processor = image_processor
+        self.cache: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.processed = 0  # images the wrapped processor processed, for tests and benchmarks
+        self.requested = 0  # images asked for
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["image_processor"], name)
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+    def __call__(self, images=None, *args, **kwargs):
+        flat = _flat_images(images) if images is not None else []
+        keys = [image_key(image) for image in flat]
+        wanted = kwargs.get("return_tensors")
+        if args or not flat or wanted not in (None, "np", "pt") or any(key is None for key in keys):
+            return self.image_processor(images, *args, **kwargs)
+        # one cache for numpy and torch outputs: the processor builds numpy arrays and converts them at the end
+        options = repr(sorted((name, value) for name, value in kwargs.items() if name != "return_tensors"))
+        keys = [(options, key) for key in keys]
+        todo: dict[tuple, object] = {}
+        for key, image in zip(keys, flat, strict=True):
+            if key not in self.cache:
+                todo.setdefault(key, image)
+        if todo:
+            output = self.image_processor(list(todo.values()), **{**kwargs, "return_tensors": "pt"})
+            if set(output.keys()) != QWEN_IMAGE_KEYS:
+                return self.image_processor(images, **kwargs)
+            grids = output["image_grid_thw"]
+            chunks = output["pixel_values"].split(grids.prod(-1).tolist())
+            for key, chunk, grid in zip(todo, chunks, grids, strict=True):
+                self.cache[key] = (chunk, grid)
+            self.processed += len(todo)
+        self.requested += len(flat)
+        pixel_values = torch.cat([self.cache[key][0] for key in keys])
+        image_grid_thw = torch.stack([self.cache[key][1] for key in keys])
+        if wanted != "pt":
+            pixel_values, image_grid_thw = pixel_values.numpy(), image_grid_thw.numpy()
+        return BatchFeature({"pixel_values": pixel_values, "image_grid_thw": image_grid_thw}, tensor_type=wanted)
+
+
+@contextlib.contextmanager
+def cached_image_processor(processor) -> Iterator[ImageProcessorCache | None]:
+    """Within the block, `processor.image_processor` is an `ImageProcessorCache` (none for a processor without one)."""
+    inner = getattr(processor, "image_processor", None)
+    if inner is None or isinstance(inner, ImageProcessorCache):
+        yield inner
+        return
+    cache = ImageProcessorCache(inner)
+    processor.image_processor = cache
+    try:
+        yield cache
+    finally:
+        processor.image_processor = inner
+
+
+def distinct_images(pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> tuple[list[int], list[int]]:
+    """For the images of a Qwen-VL batch: the indices of the distinct ones and, for every image, the position of
+    its copy among them. Repeats usually follow each other, so each image is compared with the latest distinct one
+    first."""
+    chunks = pixel_values.split(grid_thw.prod(-1).tolist())
+    distinct: list[int] = []
+    inverse: list[int] = []
+    for index, chunk in enumerate(chunks):
+        match = None
+        for position in reversed(range(len(distinct))):
+            other = distinct[position]
+            if torch.equal(grid_thw[other], grid_thw[index]) and torch.equal(chunks[other], chunk):
+                match = position
+                break
+        if match is None:
+            match = len(distinct)
+            distinct.append(index)
+        inverse.append(match)
+    return distinct, inverse
+
+
+def _image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
+    """The module whose `get_image_features(pixel_values, image_grid_thw)` runs the vision tower (Qwen-VL's inner
+    model), found through wrappers (PEFT, DDP)."""
+    for module in model.modules():
+        if hasattr(module, "visual") and callable(getattr(module, "get_image_features", None)):
+            return module
+    return None
+
+
+@contextlib.contextmanager
+def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
+    """Within the block, and while gradients are off, the vision tower encodes each distinct image of a batch once."""
+    encoder = _image_encoder(model)
+    if encoder is None:
+        yield
+        return
+    original = encoder.get_image_features
+    shadowed = encoder.__dict__.get("get_image_features")
+
+    def get_image_features(pixel_values, image_grid_thw=None, **kwargs):
+        if torch.is_grad_enabled() or image_grid_thw is None or kwargs.get("output_hidden_states"):
+            return original(pixel_values, image_grid_thw, **kwargs)
+        distinct, inverse = distinct_images(pixel_values, image_grid_thw)
+        if len(distinct) == len(inverse):
+            return original(pixel_values, image_grid_thw, **kwargs)
+        chunks = pixel_values.split(image_grid_thw.prod(-1).tolist())
+        output = original(torch.cat([chunks[i] for i in distinct]), image_grid_thw[distinct], **kwargs)
+        if not isinstance(getattr(output, "pooler_output", None), (tuple, list)):
+            return original(pixel_values, image_grid_thw, **kwargs)  # a layout this helper does not know
+        output.pooler_output = tuple(output.pooler_output[position] for position in inverse)
+        if getattr(output, "last_hidden_state", None) is not None:
+            # per patch, images in batch order (Qwen2.5-VL permutes patches within each image only)
+            parts = output.last_hidden_state.split(image_grid_thw[distinct].prod(-1).tolist())
+            output.last_hidden_state = torch.cat([parts[position] for position in inverse])
+        return output
+
+    encoder.get_image_features = get_image_features
+    try:
+        yield
+    finally:
+        if shadowed is None:
+            del encoder.get_image_features
+        else:
+            encoder.get_image_features = shadowed
