@@ -168,9 +168,9 @@ def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synth
 
 
 def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):
-    """Processing and encoding each distinct screenshot once must be a pure saving: with the same seed, the step's
-    prompts, images, completions and advantages are the same with and without it, and the processor saw each
-    distinct screenshot once."""
+    """Processing, encoding and prefilling each distinct prompt once must be a pure saving: with the same seed, the
+    step's prompts, images, completions and advantages are the same with and without it, the processor saw each
+    distinct screenshot once and generation prefilled each distinct prompt once."""
     from r1_gui.repeated_images import ImageProcessorCache, image_key
 
     trainer, dataset = build_trainer(
@@ -178,7 +178,10 @@ def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_da
     )
     assert trainer.dedupe_images
     rows = [dataset[i] for i in range(4) for _ in range(4)]
-    outputs, caches = [], []
+    outputs, caches, passes = [], [], []
+    trainer.model.model.language_model.register_forward_pre_hook(
+        lambda module, args, kwargs: passes.append(kwargs["inputs_embeds"].shape[0]), with_kwargs=True
+    )
     original_init = ImageProcessorCache.__init__
 
     def record(self, inner):
@@ -188,9 +191,13 @@ def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_da
     for dedupe in (False, True):
         trainer.dedupe_images = dedupe
         torch.manual_seed(0)
+        passes.append("on" if dedupe else "off")
         with mock.patch.object(ImageProcessorCache, "__init__", record):
             outputs.append(trainer._generate_and_score_completions(rows))
     plain, deduped = outputs
+    second = passes.index("on")
+    assert (passes[1], passes[second + 1]) == (16, 4)  # the prefill: every row, then each distinct prompt
+    assert set(passes[2:second] + passes[second + 2 :]) == {16}  # decoding: every row
     assert plain.keys() == deduped.keys()
     for key, value in plain.items():
         if isinstance(value, torch.Tensor):

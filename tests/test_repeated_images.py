@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import numpy as np
 import pytest
 import torch
@@ -11,8 +14,10 @@ from r1_gui.repeated_images import (
     ImageProcessorCache,
     cached_image_processor,
     distinct_images,
+    distinct_prompts,
     encode_each_image_once,
     image_key,
+    prefill_each_prompt_once,
 )
 
 
@@ -232,3 +237,115 @@ def test_encode_each_image_once_without_a_vision_tower_does_nothing():
     with encode_each_image_once(model):
         pass
     assert "get_image_features" not in model.__dict__
+
+
+# ---- the prefill --------------------------------------------------------------------------------------------------
+def record_prefill_rows(model) -> list[int]:
+    """The batch size of every language-model pass (the first of a generate call is the prefill)."""
+    seen: list[int] = []
+    encoder = next(m for m in model.modules() if hasattr(m, "visual") and hasattr(m, "get_image_features"))
+    encoder.language_model.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(kwargs["inputs_embeds"].shape[0]), with_kwargs=True
+    )
+    return seen
+
+
+def test_prefill_each_prompt_once_generates_the_same_tokens(tiny_with_processor):
+    """Sampling from the same seed, the dedupe'd prefill gives the same tokens; only the prefill runs on the distinct
+    prompts, decoding runs on every row. The first scores agree to float32 rounding, not always bit for bit: a matrix
+    product over 4 rows may round differently from the same rows inside a product over 6 (on this CPU the tiny
+    model's first logits differ in the last bit for two rows; the demo's weights after 5 GRPO steps are identical)."""
+    model, processor = tiny_with_processor
+    processor.tokenizer.padding_side = "left"
+    pictures = [screen(0), screen(0), screen(1), screen(1), screen(1), screen(2)]
+    texts = ["go back", "go back", "go back", "go back", "open the Clock app", "go back"]
+    conversations = [
+        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}]
+        for image, text in zip(pictures, texts, strict=True)
+    ]
+    inputs = processor.apply_chat_template(
+        conversation=conversations,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+        padding=True,
+        return_tensors="pt",
+    )
+    seen = record_prefill_rows(model)
+    options = {"max_new_tokens": 6, "do_sample": True, "temperature": 1.0, "return_dict_in_generate": True}
+    runs = []
+    for dedupe in (False, True):
+        torch.manual_seed(0)
+        seen.clear()
+        with torch.no_grad(), contextlib.ExitStack() as stack:
+            if dedupe:
+                stack.enter_context(encode_each_image_once(model))
+                stack.enter_context(prefill_each_prompt_once(model))
+            runs.append((model.generate(**inputs, output_scores=True, **options), list(seen)))
+    (plain, plain_rows), (deduped, deduped_rows) = runs
+    assert torch.equal(plain.sequences, deduped.sequences)
+    for a, b in zip(plain.scores, deduped.scores, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    # rows 0-1, 2-3 repeat; row 4 shares row 2's screenshot but not its text; row 5 is alone
+    assert plain_rows[0] == 6 and deduped_rows[0] == 4
+    assert all(rows == 6 for rows in deduped_rows[1:])
+    assert "_prefill" not in model.__dict__
+
+
+def prefill_kwargs(texts: list[int], features: list[float], mask_starts: list[int]):
+    """A fake prefill batch: rows of 4 tokens, the first two of them an image of 2 features."""
+    rows = len(texts)
+    input_ids = torch.tensor([[9, 9, t, t] for t in texts])
+    attention_mask = torch.ones(rows, 4, dtype=torch.long)
+    for row, start in enumerate(mask_starts):
+        attention_mask[row, :start] = 0
+    encoded = mock.Mock(pooler_output=tuple(torch.full((2, 3), f) for f in features))
+    kwargs = {
+        "attention_mask": attention_mask,
+        "mm_token_type_ids": torch.tensor([[1, 1, 0, 0]] * rows),
+        "position_ids": torch.arange(4).expand(4, rows, 4),
+        "mm_encoder_outputs": {"image": encoded},
+        "use_cache": True,
+    }
+    return input_ids, kwargs
+
+
+@pytest.mark.parametrize(
+    "texts, features, mask_starts, expected",
+    [
+        ([1, 1, 2, 2], [0.5, 0.5, 0.5, 0.5], [0, 0, 0, 0], ([0, 2], [0, 0, 1, 1])),
+        ([1, 1, 1, 1], [0.5, 0.7, 0.5, 0.7], [0, 0, 0, 0], ([0, 1], [0, 1, 0, 1])),  # same text, other screenshot
+        ([1, 1, 1, 1], [0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1], ([0, 1], [0, 1, 0, 1])),  # other padding
+        ([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5], [0, 0, 0, 0], None),  # nothing repeats
+    ],
+)
+@pytest.mark.parametrize("missing", [None, "attention_mask", "position_ids"])
+def test_distinct_prompts(texts, features, mask_starts, expected, missing):
+    input_ids, kwargs = prefill_kwargs(texts, features, mask_starts)
+    if missing:  # generate passes None for inputs the caller did not give
+        kwargs[missing] = None
+        if missing == "attention_mask" and any(mask_starts):
+            expected = ([0], [0, 0, 0, 0])  # the padding was the only difference
+    plan = distinct_prompts(input_ids, kwargs)
+    assert (plan[:2] if plan else None) == expected
+    if plan:
+        assert plan[2] == [[0], [1], [2], [3]]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda kwargs: kwargs.update(inputs_embeds=torch.zeros(1)), id="an input it does not slice"),
+        pytest.param(lambda kwargs: kwargs.pop("mm_token_type_ids"), id="no token types"),
+        pytest.param(
+            lambda kwargs: kwargs.update(past_key_values=mock.Mock(get_seq_length=lambda: 7)), id="a filled cache"
+        ),
+        pytest.param(
+            lambda kwargs: kwargs["mm_token_type_ids"].__setitem__((0, 2), 1), id="image tokens that do not add up"
+        ),
+    ],
+)
+def test_distinct_prompts_leaves_other_prefills_alone(change):
+    input_ids, kwargs = prefill_kwargs([1, 1, 2, 2], [0.5] * 4, [0] * 4)
+    change(kwargs)
+    assert distinct_prompts(input_ids, kwargs) is None

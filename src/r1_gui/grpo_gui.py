@@ -62,8 +62,8 @@ class GUIGRPOScriptArguments(GUIDataArguments):
     dedupe_images: bool = field(
         default=True,
         metadata={
-            "help": "Process each distinct screenshot once per step and encode it once per generation batch, instead "
-            "of once per generated answer: the same tensors for less compute."
+            "help": "Process each distinct screenshot once per step, encode it and prefill its prompt once per "
+            "generation batch, instead of once per generated answer: the same tensors for less compute."
         },
     )
 

@@ -1,18 +1,22 @@
-"""Process and encode each distinct screenshot once per GRPO step.
+"""Process, encode and prefill each distinct prompt once per GRPO step.
 
 GRPO answers every prompt `num_generations` times, and trl (1.16) builds the generation batch by repeating each prompt
 that many times. For a vision-language model every copy of the screenshot then goes through the image processor twice
 per step (once to tokenize the prompts for generation, once to build the training inputs) and through the vision
-tower once more during generation, although all copies are the same picture. The two helpers below do that work once
-per distinct screenshot and hand back exactly what the full batch would have produced:
+tower once more during generation, and `generate` prefills every copy of the prompt, although the copies are the same.
+The helpers below do that work once per distinct screenshot or prompt and hand back what the full batch would have:
 
 - `ImageProcessorCache` stands in for a processor's image processor: it processes the distinct images of a call
   (and of earlier calls in the same step) once and assembles `pixel_values` / `image_grid_thw` for the full list.
 - `encode_each_image_once(model)` makes the vision encoder of a Qwen-VL model encode each distinct image of a batch
   once while gradients are off (generation); the features of the repeats are copies of the same tensors.
+- `prefill_each_prompt_once(model)` makes `generate` run its prefill on the distinct prompts only and copy their
+  cache and first logits to the repeats; every row then decodes (and samples) as before.
 
-Both apply to outputs laid out the Qwen-VL way (patches of all images concatenated, one `image_grid_thw` row per
-image); anything else passes through unchanged.
+The processed pixels and image features are the same values. The prefill is the same computation on fewer rows; a
+matrix product over fewer rows may round its last bit differently on some backends (on the CPU machine the demo's
+weights after 5 GRPO steps were identical with and without it). All apply to the Qwen-VL layout (patches of all images
+concatenated, one `image_grid_thw` row per image, `mm_token_type_ids`); anything else passes through unchanged.
 """
 
 from __future__ import annotations
@@ -179,3 +183,122 @@ def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
             del encoder.get_image_features
         else:
             encoder.get_image_features = shadowed
+
+
+# keys generate() passes to a Qwen-VL prefill; any other key leaves the prefill as it is
+PREFILL_KEYS = {
+    "attention_mask",
+    "mm_token_type_ids",
+    "position_ids",
+    "mm_encoder_outputs",
+    "logits_to_keep",
+    "past_key_values",
+    "use_cache",
+}
+
+
+def _rows_images(mm_token_type_ids: torch.Tensor, images: tuple) -> list[list[int]] | None:
+    """Which of the batch's images (in order) each row holds, from its count of image tokens; None if they do not
+    add up."""
+    counts = (mm_token_type_ids == 1).sum(1).tolist()
+    rows, next_image = [], 0
+    for count in counts:
+        held = []
+        while count > 0 and next_image < len(images):
+            held.append(next_image)
+            count -= images[next_image].shape[0]
+            next_image += 1
+        if count != 0:
+            return None
+        rows.append(held)
+    return rows if next_image == len(images) else None
+
+
+def distinct_prompts(
+    input_ids: torch.Tensor, model_kwargs: dict
+) -> tuple[list[int], list[int], list[list[int]]] | None:
+    """For a generation batch about to be prefilled: the distinct rows (same tokens, mask, positions and image
+    features), every row's position among them, and each row's images. None where a prefill of the distinct rows
+    would not stand for the whole batch (other inputs, a cache that already holds tokens, no repeats)."""
+    if set(model_kwargs) - PREFILL_KEYS or model_kwargs.get("mm_token_type_ids") is None:
+        return None
+    cache = model_kwargs.get("past_key_values")
+    if cache is not None and (cache.get_seq_length() != 0 or not hasattr(cache, "reorder_cache")):
+        return None
+    encoded = model_kwargs.get("mm_encoder_outputs") or {}
+    if set(encoded) - {"image"}:
+        return None
+    images = tuple(encoded["image"].pooler_output) if "image" in encoded else ()
+    rows_images = _rows_images(model_kwargs["mm_token_type_ids"], images)
+    if rows_images is None:
+        return None
+    per_row = [model_kwargs.get(key) for key in ("attention_mask", "mm_token_type_ids")]
+    per_row = [tensor for tensor in per_row if tensor is not None]
+    positions = model_kwargs.get("position_ids")
+
+    def same(i: int, j: int) -> bool:
+        if not torch.equal(input_ids[i], input_ids[j]) or len(rows_images[i]) != len(rows_images[j]):
+            return False
+        if any(not torch.equal(tensor[i], tensor[j]) for tensor in per_row):
+            return False
+        if positions is not None and not torch.equal(positions[:, i], positions[:, j]):
+            return False
+        return all(torch.equal(images[a], images[b]) for a, b in zip(rows_images[i], rows_images[j], strict=True))
+
+    distinct: list[int] = []
+    inverse: list[int] = []
+    for row in range(input_ids.shape[0]):
+        match = next((p for p in reversed(range(len(distinct))) if same(distinct[p], row)), None)
+        if match is None:
+            match = len(distinct)
+            distinct.append(row)
+        inverse.append(match)
+    if len(distinct) == len(inverse):
+        return None
+    return distinct, inverse, rows_images
+
+
+@contextlib.contextmanager
+def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
+    """Within the block, `generate` prefills each distinct prompt of a batch once and copies its cache and first
+    logits to the repeats; decoding then runs on every row as before. Applies to Qwen-VL models generating from a
+    fresh cache; other calls prefill as usual."""
+    generator = next((m for m in model.modules() if callable(getattr(m, "_prefill", None))), None)
+    if generator is None or _image_encoder(model) is None:
+        yield
+        return
+    original = generator._prefill
+    shadowed = generator.__dict__.get("_prefill")
+
+    def _prefill(input_ids, generation_config, model_kwargs, *args, **kwargs):
+        plan = distinct_prompts(input_ids, model_kwargs)
+        if plan is None:
+            return original(input_ids, generation_config, model_kwargs, *args, **kwargs)
+        distinct, inverse, rows_images = plan
+        index = torch.tensor(distinct, device=input_ids.device)
+        subset = dict(model_kwargs)
+        for key in ("attention_mask", "mm_token_type_ids"):
+            if subset.get(key) is not None:
+                subset[key] = subset[key].index_select(0, index)
+        if subset.get("position_ids") is not None:
+            subset["position_ids"] = subset["position_ids"].index_select(1, index)
+        if "image" in (subset.get("mm_encoder_outputs") or {}):
+            encoded = subset["mm_encoder_outputs"]["image"]
+            images = tuple(encoded.pooler_output[i] for row in distinct for i in rows_images[row])
+            subset["mm_encoder_outputs"] = {"image": type(encoded)(pooler_output=images)}
+        output = original(input_ids.index_select(0, index), generation_config, subset, *args, **kwargs)
+        expand = torch.tensor(inverse, device=input_ids.device)
+        output.logits = output.logits.index_select(0, expand)
+        cache = model_kwargs.get("past_key_values")
+        if cache is not None:
+            cache.reorder_cache(expand)
+        return output
+
+    generator._prefill = _prefill
+    try:
+        yield
+    finally:
+        if shadowed is None:
+            del generator._prefill
+        else:
+            generator._prefill = shadowed

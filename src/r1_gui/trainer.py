@@ -17,7 +17,7 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.prompts import stop_token
-from r1_gui.repeated_images import cached_image_processor, encode_each_image_once
+from r1_gui.repeated_images import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
@@ -48,10 +48,11 @@ class GUIGRPOTrainer(GRPOTrainer):
        loss whose normalizer counts the whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy
        bonus or MoE load-balancing loss. Otherwise every completion is kept and the log says why. The logged
        `entropy` and `clip_ratio/*` are then over the completions that carry signal.
-    6. Repeated screenshots (in `_generate_and_score_completions`): the parent repeats each prompt
-       `num_generations` times, so every copy of its screenshot goes through the image processor twice per step and
-       through the vision tower in generation. With `dedupe_images=True` each distinct screenshot is processed once
-       per step and encoded once per generation batch (`r1_gui.repeated_images`); the tensors are the same.
+    6. Repeated prompts (in `_generate_and_score_completions`): the parent repeats each prompt `num_generations`
+       times, so every copy of its screenshot goes through the image processor twice per step and through the
+       vision tower in generation, and generation prefills every copy. With `dedupe_images=True` each distinct
+       screenshot is processed once per step, encoded once and each distinct prompt prefilled once per generation
+       batch (`r1_gui.repeated_images`); the tensors are the same (up to float rounding of the smaller prefill).
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -230,11 +231,15 @@ class GUIGRPOTrainer(GRPOTrainer):
             inputs = drop_rows_without_signal(inputs)
         return super()._compute_loss(model, inputs)
 
-    # -- 6. repeated screenshots ------------------------------------------------------------------------------
+    # -- 6. repeated prompts ---------------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
         if not self.dedupe_images:
             return super()._generate_and_score_completions(inputs)
-        with cached_image_processor(self.processing_class), encode_each_image_once(self.model):
+        with (
+            cached_image_processor(self.processing_class),
+            encode_each_image_once(self.model),
+            prefill_each_prompt_once(self.model),
+        ):
             return super()._generate_and_score_completions(inputs)
 
 
