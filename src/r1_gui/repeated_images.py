@@ -118,25 +118,30 @@ def cached_image_processor(processor) -> Iterator[ImageProcessorCache | None]:
         processor.image_processor = inner
 
 
-def distinct_images(pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> tuple[list[int], list[int]]:
-    """For the images of a Qwen-VL batch: the indices of the distinct ones and, for every image, the position of
-    its copy among them. Repeats usually follow each other, so each image is compared with the latest distinct one
-    first."""
-    chunks = pixel_values.split(grid_thw.prod(-1).tolist())
+def group_equal(count: int, fingerprints: list, same) -> tuple[list[int], list[int]]:
+    """Indices of the distinct items among `count` and every item's position among them. Only items with equal
+    fingerprints are compared with `same(i, j)`, so a batch without repeats costs no full comparisons."""
     distinct: list[int] = []
     inverse: list[int] = []
-    for index, chunk in enumerate(chunks):
-        match = None
-        for position in reversed(range(len(distinct))):
-            other = distinct[position]
-            if torch.equal(grid_thw[other], grid_thw[index]) and torch.equal(chunks[other], chunk):
-                match = position
-                break
+    seen: dict = {}
+    for index in range(count):
+        candidates = seen.setdefault(fingerprints[index], [])
+        match = next((position for position in candidates if same(distinct[position], index)), None)
         if match is None:
             match = len(distinct)
             distinct.append(index)
+            candidates.append(match)
         inverse.append(match)
     return distinct, inverse
+
+
+def distinct_images(pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> tuple[list[int], list[int]]:
+    """For the images of a Qwen-VL batch: the indices of the distinct ones and, for every image, the position of
+    its copy among them (fingerprint: grid and pixel sum; equal fingerprints are then compared in full)."""
+    chunks = pixel_values.split(grid_thw.prod(-1).tolist())
+    sums = torch.stack([chunk.float().sum() for chunk in chunks]).tolist() if chunks else []
+    fingerprints = [(tuple(grid), total) for grid, total in zip(grid_thw.tolist(), sums, strict=True)]
+    return group_equal(len(chunks), fingerprints, lambda i, j: torch.equal(chunks[i], chunks[j]))
 
 
 def _image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
@@ -236,8 +241,8 @@ def distinct_prompts(
     per_row = [tensor for tensor in per_row if tensor is not None]
     positions = model_kwargs.get("position_ids")
 
-    def same(i: int, j: int) -> bool:
-        if not torch.equal(input_ids[i], input_ids[j]) or len(rows_images[i]) != len(rows_images[j]):
+    def same(i: int, j: int) -> bool:  # rows with the same tokens
+        if len(rows_images[i]) != len(rows_images[j]):
             return False
         if any(not torch.equal(tensor[i], tensor[j]) for tensor in per_row):
             return False
@@ -245,14 +250,8 @@ def distinct_prompts(
             return False
         return all(torch.equal(images[a], images[b]) for a, b in zip(rows_images[i], rows_images[j], strict=True))
 
-    distinct: list[int] = []
-    inverse: list[int] = []
-    for row in range(input_ids.shape[0]):
-        match = next((p for p in reversed(range(len(distinct))) if same(distinct[p], row)), None)
-        if match is None:
-            match = len(distinct)
-            distinct.append(row)
-        inverse.append(match)
+    fingerprints = [tuple(row) for row in input_ids.tolist()]
+    distinct, inverse = group_equal(input_ids.shape[0], fingerprints, same)
     if len(distinct) == len(inverse):
         return None
     return distinct, inverse, rows_images
