@@ -154,6 +154,20 @@ def _image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
 
 
 @contextlib.contextmanager
+def _method_replaced(owner: torch.nn.Module, name: str, replacement) -> Iterator[None]:
+    """Within the block, `owner.<name>` is `replacement` (an instance attribute); afterwards it is what it was."""
+    shadowed = owner.__dict__.get(name)
+    setattr(owner, name, replacement)
+    try:
+        yield
+    finally:
+        if shadowed is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, shadowed)
+
+
+@contextlib.contextmanager
 def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
     """Within the block, and while gradients are off, the vision tower encodes each distinct image of a batch once."""
     encoder = _image_encoder(model)
@@ -161,7 +175,6 @@ def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
         yield
         return
     original = encoder.get_image_features
-    shadowed = encoder.__dict__.get("get_image_features")
 
     def get_image_features(pixel_values, image_grid_thw=None, **kwargs):
         if torch.is_grad_enabled() or image_grid_thw is None or kwargs.get("output_hidden_states"):
@@ -180,14 +193,8 @@ def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
             output.last_hidden_state = torch.cat([parts[position] for position in inverse])
         return output
 
-    encoder.get_image_features = get_image_features
-    try:
+    with _method_replaced(encoder, "get_image_features", get_image_features):
         yield
-    finally:
-        if shadowed is None:
-            del encoder.get_image_features
-        else:
-            encoder.get_image_features = shadowed
 
 
 # keys generate() passes to a Qwen-VL prefill; any other key leaves the prefill as it is
@@ -267,7 +274,6 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
         yield
         return
     original = generator._prefill
-    shadowed = generator.__dict__.get("_prefill")
 
     def _prefill(input_ids, generation_config, model_kwargs, *args, **kwargs):
         plan = distinct_prompts(input_ids, model_kwargs)
@@ -293,11 +299,5 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
             cache.reorder_cache(expand)
         return output
 
-    generator._prefill = _prefill
-    try:
+    with _method_replaced(generator, "_prefill", _prefill):
         yield
-    finally:
-        if shadowed is None:
-            del generator._prefill
-        else:
-            generator._prefill = shadowed
