@@ -4,7 +4,16 @@ Imported by the benchmarks of this folder (run them as `python bench/<name>.py`)
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+
+
+def add_batch_arguments(parser: argparse.ArgumentParser, repeats_help: str) -> None:
+    """The flags every demo-batch benchmark takes: model size, batch shape, timed repeats."""
+    parser.add_argument("--size", default="small", help="local model size (r1_gui.tiny): tiny or small")
+    parser.add_argument("--prompts", type=int, default=16, help="prompt groups in the batch")
+    parser.add_argument("--generations", type=int, default=8, help="completions per prompt")
+    parser.add_argument("--repeats", type=int, default=3, help=repeats_help)
 
 
 def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trainer_kwargs):

@@ -21,19 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from demo_batch import add_batch_arguments, demo_trainer
+
 SHARES = (0.25, 0.5, 0.75)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="small", help="local model size (r1_gui.tiny): tiny or small")
-    parser.add_argument("--prompts", type=int, default=16, help="prompt groups in the batch")
-    parser.add_argument("--generations", type=int, default=8, help="completions per prompt")
-    parser.add_argument("--repeats", type=int, default=3, help="timed loss passes per side and share")
+    add_batch_arguments(parser, "timed loss passes per side and share")
     args = parser.parse_args()
 
     import torch
-    from demo_batch import demo_trainer
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:

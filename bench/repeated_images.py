@@ -1,5 +1,5 @@
-"""Repeated screenshots: GRPO's generation-and-scoring step with and without processing and encoding each distinct
-screenshot once (`--dedupe_images`).
+"""Repeated prompts: GRPO's generation-and-scoring step with and without processing, encoding and prefilling each
+distinct prompt once (`--dedupe_images`).
 
     python bench/repeated_images.py [--size small] [--prompts 16] [--generations 8] [--repeats 3]
 
@@ -7,7 +7,8 @@ The demo's generation batch (its synthetic screens and short system prompt, aguv
 `--generations` completions of up to 48 tokens from a random local model): `GUIGRPOTrainer._generate_and_score_
 completions` (tokenize the prompts with their screenshots, generate, score, build the training inputs) is timed with
 the dedupe off and on, alternating which goes first, each side from the same seed, median of `--repeats`. Every
-output tensor of the two sides must be equal (the dedupe hands back the same tensors). Prints a table and one JSON
+output tensor of the two sides must be equal (the dedupe hands back the same tensors; the prefill on fewer rows
+could round differently on other backends, which this line would show). Prints a table and one JSON
 line with "ratio" (on / off seconds), the image processor's work ("processed" of "requested" images per step) and
 "outputs_equal". Target: ratio <= 0.85 on the demo batch.
 """
@@ -22,17 +23,15 @@ import time
 from pathlib import Path
 from unittest import mock
 
+from demo_batch import add_batch_arguments, demo_trainer
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="small", help="local model size (r1_gui.tiny): tiny or small")
-    parser.add_argument("--prompts", type=int, default=16, help="prompt groups in the batch")
-    parser.add_argument("--generations", type=int, default=8, help="completions per prompt")
-    parser.add_argument("--repeats", type=int, default=3, help="timed steps per side")
+    add_batch_arguments(parser, "timed steps per side")
     args = parser.parse_args()
 
     import torch
-    from demo_batch import demo_trainer
 
     from r1_gui.repeated_images import ImageProcessorCache
 

@@ -12,6 +12,7 @@ from PIL import Image
 
 from r1_gui.repeated_images import (
     ImageProcessorCache,
+    _image_encoder,
     cached_image_processor,
     distinct_images,
     distinct_prompts,
@@ -132,17 +133,30 @@ def test_cached_image_processor_is_put_back_even_after_an_error(processor):
     assert processor.image_processor is inner
 
 
+def batch_of(processor, images, texts=None):
+    """The processor's chat-template batch for one user turn per image (trl's path: images inside the messages)."""
+    texts = texts or ["open the app"] * len(images)
+    conversations = [
+        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}]
+        for image, text in zip(images, texts, strict=True)
+    ]
+    return processor.apply_chat_template(
+        conversation=conversations,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+        padding=True,
+        return_tensors="pt",
+    )
+
+
 def test_processor_call_through_the_cache_gives_the_same_batch(processor):
     """The path trl takes: the processor's chat template call, images inside the messages."""
     rows = [screen(i) for i in (0, 0, 1, 1, 2, 2)]
-    conversations = [
-        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": f"go back {i}"}]}]
-        for i, image in enumerate(rows)
-    ]
-    options = {"add_generation_prompt": True, "tokenize": True, "return_dict": True, "padding": True}
-    expected = processor.apply_chat_template(conversation=conversations, return_tensors="pt", **options)
+    texts = [f"go back {i}" for i in range(len(rows))]
+    expected = batch_of(processor, rows, texts)
     with cached_image_processor(processor) as cache:
-        got = processor.apply_chat_template(conversation=conversations, return_tensors="pt", **options)
+        got = batch_of(processor, rows, texts)
     assert cache.processed == 3
     assert expected.keys() == got.keys()
     for key in expected:
@@ -185,24 +199,9 @@ def tiny_with_processor(request):
     return model, load_processor(path, max_pixels=50176, chat_template=CHAT_TEMPLATE)
 
 
-def batch_of(processor, images):
-    conversations = [
-        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": "open the app"}]}]
-        for image in images
-    ]
-    return processor.apply_chat_template(
-        conversation=conversations,
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=True,
-        padding=True,
-        return_tensors="pt",
-    )
-
-
 def count_encoded_patches(model) -> list[int]:
     seen: list[int] = []
-    encoder = next(m for m in model.modules() if hasattr(m, "visual") and hasattr(m, "get_image_features"))
+    encoder = _image_encoder(model)
     encoder.visual.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[0]))
     return seen
 
@@ -225,7 +224,7 @@ def test_encode_each_image_once_leaves_training_passes_alone(tiny_with_processor
     model, processor = tiny_with_processor
     inputs = batch_of(processor, [screen(0), screen(0)])
     seen = count_encoded_patches(model)
-    encoder = next(m for m in model.modules() if hasattr(m, "visual") and hasattr(m, "get_image_features"))
+    encoder = _image_encoder(model)
     with encode_each_image_once(model):
         model(**inputs).logits.sum().backward()
     assert seen == [int(inputs["image_grid_thw"].prod(-1).sum())]
@@ -243,7 +242,7 @@ def test_encode_each_image_once_without_a_vision_tower_does_nothing():
 def record_prefill_rows(model) -> list[int]:
     """The batch size of every language-model pass (the first of a generate call is the prefill)."""
     seen: list[int] = []
-    encoder = next(m for m in model.modules() if hasattr(m, "visual") and hasattr(m, "get_image_features"))
+    encoder = _image_encoder(model)
     encoder.language_model.register_forward_pre_hook(
         lambda module, args, kwargs: seen.append(kwargs["inputs_embeds"].shape[0]), with_kwargs=True
     )
@@ -259,18 +258,7 @@ def test_prefill_each_prompt_once_generates_the_same_tokens(tiny_with_processor)
     processor.tokenizer.padding_side = "left"
     pictures = [screen(0), screen(0), screen(1), screen(1), screen(1), screen(2)]
     texts = ["go back", "go back", "go back", "go back", "open the Clock app", "go back"]
-    conversations = [
-        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}]
-        for image, text in zip(pictures, texts, strict=True)
-    ]
-    inputs = processor.apply_chat_template(
-        conversation=conversations,
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=True,
-        padding=True,
-        return_tensors="pt",
-    )
+    inputs = batch_of(processor, pictures, texts)
     seen = record_prefill_rows(model)
     options = {"max_new_tokens": 6, "do_sample": True, "temperature": 1.0, "return_dict_in_generate": True}
     runs = []
