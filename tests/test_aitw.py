@@ -95,6 +95,53 @@ def test_check_actions_match(case, first, second, boxes, expected):
     assert check_actions_match(*second, *first, boxes) is expected  # symmetric
 
 
+FLOAT32_CASES = [
+    # (id, action 1, action 2, annotation boxes, expected): boundaries where the reference's float32 (JAX's default)
+    # and float64 disagree; the float32 numbers were computed by hand with numpy.float32, in the reference's order
+    # the example: f32(0.67) - f32(0.53) = 0.14000005 > f32(0.14) = 0.14 (float64: 0.14, a match)
+    ("taps-0.53-0.67", tap(0.7, 0.53), tap(0.7, 0.67), [], False),
+    # x 0.412 and 0.552: 0.13999999 <= 0.14 in float32 (float64: 0.14000000000000007, no match)
+    ("taps-0.412-0.552", tap(0.1, 0.412), tap(0.1, 0.552), [], True),
+    # 3-4-5 triangle: dy 0.084, dx 0.112 -> 0.13999999 in float32 (float64: 0.14000000000000004)
+    ("taps-diagonal-0.14", tap(0.1, 0.282), tap(0.184, 0.394), [], True),
+    # touch y 0.05, lift y 0.09: 0.040000003 > f32(0.04) = 0.04, a swipe, never a tap (float64: 0.0399..., a tap)
+    ("touch-lift-0.05-0.09", ((0.05, 0.5), (0.09, 0.5), DUAL_POINT), tap(0.05, 0.5), [], False),
+    # touch y 0.1, lift y 0.14: exactly 0.04 in float32, a tap (float64: 0.04000000000000001, a swipe)
+    ("touch-lift-0.1-0.14", ((0.1, 0.5), (0.14, 0.5), DUAL_POINT), tap(0.1, 0.5), [], True),
+    # box (0.11, 0.5, 0.1, 0.1): top = f32(0.11) - f32(1.4 * 0.1) / 2 = 0.04 = f32(0.04), on the edge: inside
+    # (float64: 0.04000000000000001 > 0.04); (0.27, 0.5) is inside too (bottom 0.28) and 0.23 away
+    ("box-top-edge-in", tap(0.04, 0.5), tap(0.27, 0.5), [(0.11, 0.5, 0.1, 0.1)], True),
+    # box (0.15, 0.5, 0.1, 0.1): top = 0.08000001 > f32(0.08): just outside (float64: 0.08, inside)
+    ("box-top-edge-out", tap(0.08, 0.5), tap(0.3, 0.5), [(0.15, 0.5, 0.1, 0.1)], False),
+    # box (0.29, 0.5, 0.1, 0.1): bottom = 0.22 + 0.24000001 = 0.46 = f32(0.46), on the edge: inside
+    # (float64: 0.45999999999999996 < 0.46); (0.23, 0.5) is inside and 0.23 away
+    ("box-bottom-edge-in", tap(0.46, 0.5), tap(0.23, 0.5), [(0.29, 0.5, 0.1, 0.1)], True),
+    # the same on the x axis: box (0.5, 0.29, 0.1, 0.1), right edge 0.46
+    ("box-right-edge-in", tap(0.5, 0.46), tap(0.5, 0.23), [(0.5, 0.29, 0.1, 0.1)], True),
+    # swipe (0.5, 0.5) -> (0.2, 0.8): float32 deltas (-0.3, 0.3), a tie, so the y axis: matches a vertical swipe
+    # (float64: |0.8 - 0.5| = 0.30000000000000004 > 0.3, the x axis)
+    ("swipe-tie-vs-vertical", drag((0.5, 0.5), (0.2, 0.8)), drag((0.8, 0.5), (0.2, 0.5)), [], True),
+    # ... and not a horizontal one
+    ("swipe-tie-vs-horizontal", drag((0.5, 0.5), (0.2, 0.8)), drag((0.5, 0.8), (0.5, 0.2)), [], False),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "first", "second", "boxes", "expected"), FLOAT32_CASES, ids=[c[0] for c in FLOAT32_CASES]
+)
+def test_check_actions_match_in_float32(case, first, second, boxes, expected):
+    assert check_actions_match(*first, *second, boxes) is expected
+    assert check_actions_match(*second, *first, boxes) is expected  # symmetric
+
+
+def test_actions_match_uses_float32_too():
+    # the example through the Action bridge, as the metric and the reward call it
+    assert not actions_match(Action("click", x=0.53, y=0.7), Action("click", x=0.67, y=0.7))
+    # bbox [x1, y1, x2, y2] = [0.45, 0.11, 0.55, 0.21]: h = 0.21 - 0.11 = 0.09999999999999999 in float64, 0.1 in
+    # float32; enlarged top 0.04: a click at y 0.04 is on its edge, inside, like the ground truth at y 0.27
+    assert actions_match(Action("click", x=0.5, y=0.04), Action("click", x=0.5, y=0.27), [0.45, 0.11, 0.55, 0.21])
+
+
 def test_box_edges_are_inclusive():
     top, left, height, width = enlarge_box(BOX)
     assert (top, left, height, width) == pytest.approx((0.43, 0.36, 0.24, 0.48))

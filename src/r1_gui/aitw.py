@@ -1,16 +1,21 @@
 """Android-in-the-Wild action matching: the public reference rules (google-research ``android_in_the_wild``
 ``action_matching.py``), reimplemented in pure Python, and the bridge from ``r1_gui.actions.Action``.
 
-``actions_match`` is the single entry point that both the ``action_match`` reward and the evaluation metric use,
+````actions_match`` is the single entry point that both the ``action_match`` reward and the evaluation metric use,
 so the two can never disagree. Points here are (y, x) in [0, 1], as in AITW.
+
+Arithmetic: the reference runs in JAX, whose default is float32, so every coordinate, box value and threshold is
+rounded to float32 and every subtraction, product, sum and square root is rounded to float32 as it happens, in the
+reference's order (``_f32``). At exact boundaries this decides: taps at x 0.53 and 0.67 (y 0.7) are
+0.14000005 apart in float32, so they do not match (float64 says 0.14, a match).
 
 Rules (``check_actions_match``):
 
 - If either action is not DUAL_POINT, they match iff their type ids are equal (typed text is not compared).
 - A dual point is a tap iff ``|touch - lift| <= 0.04`` (Euclidean), else a swipe; a tap never matches a swipe.
 - Two taps match iff their touch points are within 0.14 of each other, or both lie in the same annotation box
-  after enlarging it: (y, x, h, w) -> (max(0, y - 0.7h), max(0, x - 0.7w), min(1, 2.4h), min(1, 2.4w)),
-  edges inclusive.
+  after enlarging it: (y, x, h, w) -> (max(0, y - 1.4h/2), max(0, x - 1.4w/2), min(1, h + 1.4h), min(1, w + 1.4w)),
+  edges inclusive (0.7 of the size on each side, 2.4 times the size, computed as the reference writes it).
 - Two swipes match iff their main axes agree (argmax of ``|lift - touch|`` over (y, x); a tie is the y axis);
   the direction along the axis is not compared.
 """
@@ -18,6 +23,7 @@ Rules (``check_actions_match``):
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 
 from r1_gui.actions import Action
@@ -32,8 +38,7 @@ STATUS_TASK_IMPOSSIBLE = 11
 
 SWIPE_DISTANCE_THRESHOLD = 0.04  # touch-lift distance up to which a dual point is a tap
 TAP_DISTANCE_THRESHOLD = 0.14  # two taps this close match
-BOX_MARGIN = 0.7  # each side of an annotation box grows by 0.7 of its size ...
-BOX_SCALE = 2.4  # ... so the box is 2.4 times as tall and wide (clipped to the screen)
+BOX_AUGMENT = 1.4  # an annotation box grows by 1.4 times its size, half on each side (clipped to the screen)
 
 # to_aitw: a scroll becomes a finger stroke of this length starting at the scroll's point (the screen centre
 # when it has none); the finger moves opposite to the scroll direction, as on a phone (scroll down = swipe up).
@@ -47,34 +52,62 @@ _FINGER_MOVE = {"down": (-1.0, 0.0), "up": (1.0, 0.0), "right": (0.0, -1.0), "le
 Point = tuple[float, float]
 
 
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _f32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as JAX stores it. An operation on float32 values done in float64 and
+    then rounded gives the float32 result exactly for +, -, *, / and sqrt, so ``_f32(a - b)`` is float32 ``a - b``."""
+    if value != value or abs(value) > _FLOAT32_MAX:  # NaN, or beyond float32: what a float32 cast gives
+        return value if value != value else math.copysign(math.inf, value)
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def _yx32(yx: Sequence[float]) -> tuple[float, float]:
+    return _f32(float(yx[0])), _f32(float(yx[1]))
+
+
 def _distance(a: Sequence[float], b: Sequence[float]) -> float:
-    return math.hypot(a[0] - b[0], a[1] - b[1])
+    """The reference's ``jnp.linalg.norm(a - b)`` in float32: sqrt(dy * dy + dx * dx), each step rounded."""
+    (ay, ax), (by, bx) = _yx32(a), _yx32(b)
+    dy, dx = _f32(ay - by), _f32(ax - bx)
+    return _f32(math.sqrt(_f32(_f32(dy * dy) + _f32(dx * dx))))
+
+
+def _taps_close(a: Sequence[float], b: Sequence[float]) -> bool:
+    return _distance(a, b) <= _f32(TAP_DISTANCE_THRESHOLD)
 
 
 def is_tap(touch_yx: Sequence[float], lift_yx: Sequence[float]) -> bool:
-    """A dual point is a tap when the finger moved at most 0.04 (normalized Euclidean distance)."""
-    return _distance(touch_yx, lift_yx) <= SWIPE_DISTANCE_THRESHOLD
+    """A dual point is a tap when the finger moved at most 0.04 (normalized Euclidean distance, float32)."""
+    return _distance(touch_yx, lift_yx) <= _f32(SWIPE_DISTANCE_THRESHOLD)
 
 
 def enlarge_box(box: Sequence[float]) -> tuple[float, float, float, float]:
-    """(y, x, h, w) -> (max(0, y - 0.7h), max(0, x - 0.7w), min(1, 2.4h), min(1, 2.4w)), as the reference."""
-    y, x, height, width = box
+    """(y, x, h, w) -> (max(0, y - 1.4h/2), max(0, x - 1.4w/2), min(1, h + 1.4h), min(1, w + 1.4w)) in float32,
+    in the reference's order of operations. Example: (0.5, 0.5, 0.1, 0.2) -> about (0.43, 0.36, 0.24, 0.48)."""
+    y, x, height, width = (_f32(float(v)) for v in box)
+    augment = _f32(BOX_AUGMENT)
+    height_change, width_change = _f32(augment * height), _f32(augment * width)
     return (
-        max(0.0, y - BOX_MARGIN * height),
-        max(0.0, x - BOX_MARGIN * width),
-        min(1.0, BOX_SCALE * height),
-        min(1.0, BOX_SCALE * width),
+        max(0.0, _f32(y - _f32(height_change / 2))),
+        max(0.0, _f32(x - _f32(width_change / 2))),
+        min(1.0, _f32(height + height_change)),
+        min(1.0, _f32(width + width_change)),
     )
 
 
 def _in_box(yx: Sequence[float], box: Sequence[float]) -> bool:
+    """Edges inclusive; bottom = top + height and right = left + width in float32, as the reference."""
     top, left, height, width = box
-    return top <= yx[0] <= top + height and left <= yx[1] <= left + width
+    y, x = _yx32(yx)
+    return top <= y <= _f32(top + height) and left <= x <= _f32(left + width)
 
 
 def _main_axis(touch_yx: Sequence[float], lift_yx: Sequence[float]) -> int:
-    """0 (y) or 1 (x): the axis the finger moved most along; a tie is the y axis, like numpy's argmax."""
-    return 1 if abs(lift_yx[1] - touch_yx[1]) > abs(lift_yx[0] - touch_yx[0]) else 0
+    """0 (y) or 1 (x): the axis the finger moved most along (float32 deltas); a tie is the y axis, like argmax."""
+    (touch_y, touch_x), (lift_y, lift_x) = _yx32(touch_yx), _yx32(lift_yx)
+    return 1 if abs(_f32(lift_x - touch_x)) > abs(_f32(lift_y - touch_y)) else 0
 
 
 def check_actions_match(
@@ -97,7 +130,7 @@ def check_actions_match(
         return False
     if not tap_1:
         return _main_axis(touch_1, lift_1) == _main_axis(touch_2, lift_2)
-    if _distance(touch_1, touch_2) <= TAP_DISTANCE_THRESHOLD:
+    if _taps_close(touch_1, touch_2):
         return True
     for box in annotation_positions or ():
         enlarged = enlarge_box(box)
@@ -172,7 +205,7 @@ def _same_non_aitw_action(pred: Action, gt: Action) -> bool:
     ):
         return False
     if pred.point is not None and gt.point is not None:
-        return _distance(pred.point, gt.point) <= TAP_DISTANCE_THRESHOLD
+        return _taps_close(pred.point, gt.point)
     return True
 
 
