@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from r1_gui.actions import extract_action
-from r1_gui.evaluation.metrics import (
-    UNPARSED,
-    aggregate,
-    call_arguments,
-    os_channel_code,
-    paper_param_match,
-    score_output,
-)
-from r1_gui.rewards import accuracy_reward, action_match_reward, action_type_reward
+from r1_gui.evaluation.metrics import UNPARSED, aggregate, paper_param_match, score_output
+from r1_gui.rewards import accuracy_reward, action_match_reward, action_type_reward, original_call
 
 
 def aguvis(code: str) -> str:
@@ -86,6 +79,13 @@ SCORE_CASES = [
     # terminate failure for success: AITW task-complete vs task-impossible
     ("terminate-wrong-status", aguvis("mobile.terminate(status='failure')"), "mobile.terminate(status='success')",
      None, (1, 0, 0, 0, 0)),
+    # spaces inside the parentheses: the same action for r1_gui, another argument text for the paper metric
+    ("paper-spaces", aguvis("pyautogui.click( x=0.5, y=0.5 )"), CLICK, None, (1, 1, 0, 1, 1)),
+    # a prose line with parentheses before a bare call: r1_gui reads the call, the paper metric the prose
+    ("paper-prose-first", f"I tap it (the clock).\n{CLICK}", CLICK, None, (1, 1, 0, 1, 1)),
+    # the text up to the first ")" is equal, so the paper metric counts a wrong text as exact (as the original)
+    ("paper-smile", aguvis("pyautogui.write(message='smile :) no')"), "pyautogui.write(message='smile :) ok ')",
+     None, (1, 0, 1, 1, 0)),
     # the think_answer style: the action inside <answer>
     ("think-answer-style", f"<think>tap it</think>\n<answer>{CLICK}</answer>", CLICK, None, (1, 1, 1, 1, 1)),
 ]  # fmt: skip
@@ -114,12 +114,14 @@ def test_metrics_agree_with_the_rewards(output, gt_code, bbox, expected):
 
 
 PAPER_CASES = [
-    # (id, predicted code, ground-truth code, expected)
+    # (id, output, ground-truth code, expected): the original's reading, with only the argument-less bug fixed
     # the same text
     ("same", "pyautogui.click(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", True),
-    # whitespace inside the parentheses' ends is stripped
-    ("outer-whitespace", "pyautogui.click( x=0.5, y=0.3 )", "pyautogui.click(x=0.5, y=0.3)", True),
-    # but not inside the text
+    # whitespace inside the parentheses is text like any other (the original compares the argument text as it is)
+    ("outer-whitespace", "pyautogui.click( x=0.0852, y=0.1032 )", "pyautogui.click(x=0.0852, y=0.1032)", False),
+    # ... so the same spacing on both sides is equal
+    ("same-whitespace", "pyautogui.click( x=0.0852, y=0.1032 )", "pyautogui.click( x=0.0852, y=0.1032 )", True),
+    # and whitespace inside the text too
     ("inner-whitespace", "pyautogui.click(x=0.5,y=0.3)", "pyautogui.click(x=0.5, y=0.3)", False),
     # text, not numbers: 0.50 is not 0.5
     ("trailing-zero", "pyautogui.click(x=0.50, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", False),
@@ -131,9 +133,31 @@ PAPER_CASES = [
     ("home-back", "mobile.home()", "mobile.back()", True),
     # an empty argument list is not a non-empty one
     ("empty-vs-args", "mobile.wait()", "mobile.wait(seconds=3)", False),
-    # the outermost parentheses: nested brackets and parentheses are kept as text
+    # the fix reads "()" as empty even with a later ")" on the line (the original would read ") (x")
+    ("empty-then-parenthesis", "mobile.back() (x)", "mobile.back()", True),
+    # the arguments end at the first ")": both read "message='smile :", so equal, as in the original
+    ("smile-same", "pyautogui.write(message='smile :) ok ')", "pyautogui.write(message='smile :) ok ')", True),
+    # ... and equal even where the texts differ after the ")" (the original gives 1 here too)
+    ("smile-differs-after", "pyautogui.write(message='smile :) no')", "pyautogui.write(message='smile :) ok ')",
+     True),
+    # brackets inside the arguments are text up to the first ")"
     ("nested", "mobile.swipe(from_coord=[0.5, 0.8], to_coord=[0.5, 0.2])",
      "mobile.swipe(from_coord=[0.5, 0.8], to_coord=[0.5, 0.2])", True),
+    # a prose line without parentheses before the call is skipped (the regex does not cross lines)
+    ("prose-line-before", "I will tap the clock.\npyautogui.click(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)",
+     True),
+    # a prose line with parentheses before the call holds the first call: its "arguments" are compared
+    ("prose-parentheses-before", "I tap it (the blue one).\npyautogui.click(x=0.5, y=0.3)",
+     "pyautogui.click(x=0.5, y=0.3)", False),
+    # the plan before the first "assistantos" is skipped, parentheses and all
+    ("plan-skipped", "Thought: tap (the clock)\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.3)",
+     "pyautogui.click(x=0.5, y=0.3)", True),
+    # after the FIRST marker: a second os turn does not count
+    ("first-marker", "assistantos\npyautogui.click(x=0.1, y=0.2)\nassistantos\npyautogui.click(x=0.5, y=0.3)",
+     "pyautogui.click(x=0.5, y=0.3)", False),
+    # with special tokens kept there is no "assistantos": the whole output is read, the plan's call comes first
+    ("recipient-token-not-a-marker",
+     "Action: press(back)<|im_end|>\n<|im_start|>assistant<|recipient|>os\nmobile.back()", "mobile.back()", False),
     # a mobile_use JSON call has no parentheses
     ("json-call", '{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Back"}}',
      "mobile.back()", False),
@@ -145,39 +169,41 @@ PAPER_CASES = [
 
 
 @pytest.mark.parametrize(
-    "pred_code, gt_code, expected", [case[1:] for case in PAPER_CASES], ids=[case[0] for case in PAPER_CASES]
+    "output, gt_code, expected", [case[1:] for case in PAPER_CASES], ids=[case[0] for case in PAPER_CASES]
 )
-def test_paper_param_match(pred_code, gt_code, expected):
-    assert paper_param_match(pred_code, gt_code) is expected
+def test_paper_param_match(output, gt_code, expected):
+    assert paper_param_match(output, gt_code) is expected
 
 
-CODE_CASES = [
-    # (id, output, os-channel code)
-    # Aguvis decoded without special tokens: after "assistantos"
-    ("aguvis-decoded", aguvis(CLICK), CLICK),
-    # with special tokens kept: after "<|recipient|>os", end-of-turn token stripped
-    ("aguvis-special-tokens", "Action: back<|im_end|>\n<|im_start|>assistant<|recipient|>os\nmobile.back()<|diff_marker|>",
-     "mobile.back()"),
-    # think_answer and the dataset's solution: inside <answer>
-    ("answer-tag", "<think>x</think><answer>mobile.home()</answer>", "mobile.home()"),
-    # a bare line
-    ("bare", CLICK, CLICK),
-    # several lines without markers: the last non-empty one
-    ("last-line", "first\npyautogui.click(x=0.1, y=0.2)\n\n", "pyautogui.click(x=0.1, y=0.2)"),
+CALL_CASES = [
+    # (id, output, original reading, reading with the argument-less fix)
+    # Aguvis decoded without special tokens: after "assistantos"; the name starts after the newline
+    ("aguvis-decoded", aguvis(CLICK), ("pyautogui.click", "x=0.5, y=0.5"), ("pyautogui.click", "x=0.5, y=0.5")),
+    # spaces are kept, in the name and in the arguments
+    ("spaces-kept", "assistantos pyautogui.click( x=0.1 )", (" pyautogui.click", " x=0.1 "),
+     (" pyautogui.click", " x=0.1 ")),
+    # the original finds no argument-less call; the fix reads an empty argument list
+    ("argument-less", "assistantos\nmobile.back()", None, ("mobile.back", "")),
+    # ... and where a ")" follows later on the line, the original runs on to it
+    ("argument-less-then-more", "mobile.back() or home(x)", ("mobile.back", ") or home(x"), ("mobile.back", "")),
+    # the first ")" ends the arguments
+    ("smile", "pyautogui.write(message='smile :) ok ')", ("pyautogui.write", "message='smile :"),
+     ("pyautogui.write", "message='smile :")),
+    # the think_answer style: the whole output, the call's line
+    ("answer-tag", f"<think>tap it</think>\n<answer>{CLICK}</answer>", ("<answer>pyautogui.click", "x=0.5, y=0.5"),
+     ("<answer>pyautogui.click", "x=0.5, y=0.5")),
     # nothing
-    ("empty", "", None),
+    ("empty", "", None, None),
+    ("not-a-string", 7, None, None),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("output, code", [case[1:] for case in CODE_CASES], ids=[case[0] for case in CODE_CASES])
-def test_os_channel_code(output, code):
-    assert os_channel_code(output) == code
-
-
-def test_call_arguments():
-    assert call_arguments("pyautogui.click( x=0.5 )") == "x=0.5"
-    assert call_arguments("mobile.back()") == ""
-    assert call_arguments("no call") is None
+@pytest.mark.parametrize(
+    "output, original, fixed", [case[1:] for case in CALL_CASES], ids=[case[0] for case in CALL_CASES]
+)
+def test_original_call(output, original, fixed):
+    assert original_call(output) == original
+    assert original_call(output, empty_arguments=True) == fixed
 
 
 def _record(gt_type: str, pred_type: str | None, scores: tuple[int, ...], error: str | None = None) -> dict:

@@ -303,6 +303,64 @@ def test_text_f1(case, completion, solution, expected):
     assert score("text_f1", completion, solution) == pytest.approx(expected)
 
 
+# ------------------------------------------------------------------------- R1-V-GUI-Agent's rewards, bugs kept
+
+R1V_ACCURACY_CASES = [
+    # (id, completion, solution, expected): 0.5 for the name text + 0.5 for the argument text
+    # the same call after the os marker
+    ("exact", "Action: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", f"<answer>{CLICK}</answer>", 1.0),
+    # text, not values: 0.50 is another argument text (accuracy calls it exact)
+    ("trailing-zero", "pyautogui.click(x=0.50, y=0.5)", CLICK, 0.5),
+    # spaces inside the parentheses are text too
+    ("spaces", "pyautogui.click( x=0.5, y=0.5 )", CLICK, 0.5),
+    # a long press at the right point: the arguments match, the name does not
+    ("other-name", "mobile.long_press(x=0.5, y=0.5)", CLICK, 0.5),
+    # the original's bug: an argument-less call finds no call, so a right back scores 0
+    ("back-bug", "assistantos\nmobile.back()", "<answer>mobile.back()</answer>", 0.0),
+    # ... and so does anything against an argument-less ground truth
+    ("home-for-back", "mobile.home()", "mobile.back()", 0.0),
+    # the first ")" ends the arguments: both read "message='smile :", the texts after it are not compared
+    ("smile", "pyautogui.write(message='smile :) no')", "pyautogui.write(message='smile :) ok ')", 1.0),
+    # a space after the marker becomes part of the name: " pyautogui.click" is not "pyautogui.click"
+    ("space-in-name", "assistantos pyautogui.click(x=0.5, y=0.5)", CLICK, 0.5),
+    # the first marker counts, not the last
+    ("first-marker", "assistantos\nmobile.back(x)\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, 0.0),
+    # prose without a call
+    ("prose", "I would tap the clock.", CLICK, 0.0),
+    # no ground truth
+    ("no-solution", CLICK, None, 0.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case, completion, solution, expected", R1V_ACCURACY_CASES, ids=[c[0] for c in R1V_ACCURACY_CASES]
+)
+def test_r1v_accuracy(case, completion, solution, expected):
+    assert score("r1v_accuracy", completion, solution) == pytest.approx(expected)
+
+
+R1V_FORMAT_CASES = [
+    # (id, completion, expected)
+    # decoded Aguvis output never starts with "content:": 0, which is why the original's format reward stayed 0
+    ("aguvis-decoded", "Thought: tap it\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", 0.0),
+    # the one shape it accepts: "content:" first, then Thought, Action and the marker on one line
+    ("content-one-line", "content: Thought: t Action: a assistantos pyautogui.click(x=0.5, y=0.5)", 0.5),
+    # no DOTALL: across lines "." stops at the newline, so the same text on several lines is 0
+    ("content-lines", "content: Thought: t\nAction: a\nassistantos\npyautogui.click(x=0.5, y=0.5)", 0.0),
+    # re.match: only at the start
+    ("content-later", "x content: Thought: t Action: a assistantos", 0.0),
+    # conversational completions are read by their content
+    ("conversational", [{"role": "assistant", "content": "content: Thought: t Action: a assistantos"}], 0.5),
+    # the marker is required
+    ("no-marker", "content: Thought: t Action: a", 0.0),
+]
+
+
+@pytest.mark.parametrize("case, completion, expected", R1V_FORMAT_CASES, ids=[c[0] for c in R1V_FORMAT_CASES])
+def test_r1v_format(case, completion, expected):
+    assert call("r1v_format", [completion], [CLICK]) == [expected]
+
+
 # ----------------------------------------------------------------------------------------- row plumbing
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -403,6 +404,81 @@ def text_f1_reward(
     return _score(rows, lambda pred, gt, box, tolerance: text_f1_score(pred, gt), missing=None)
 
 
+# ----------------------------------------------------------- R1-V-GUI-Agent's own rules, reproduced exactly
+
+# The original reads a model output on its own terms, not with r1_gui.actions: the text after the first
+# "assistantos" (the whole output when there is none), then the first match of its call regex, line by line (no
+# DOTALL). Its regex needs a non-empty argument list; the fixed one lets the argument group be empty.
+ORIGINAL_MARKER = "assistantos"
+_ORIGINAL_CALL = re.compile(r"(.+?)\((.+?)\)")
+_FIXED_CALL = re.compile(r"(.+?)\((.*?)\)")
+_ORIGINAL_FORMAT = re.compile(r"content:\s*.*?Thought:.*?Action:.*?assistantos")
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def original_call(text: Any, *, empty_arguments: bool = False) -> tuple[str, str] | None:
+    """(name text, argument text) of the first call in a model output, read exactly as R1-V-GUI-Agent's
+    eval/test_aitw.py reads it, or None: the text after the first ``assistantos`` (or all of it), then the first
+    match of ``(.+?)\\((.+?)\\)``, both groups as they are (no stripping). ``empty_arguments=True`` is the
+    argument-less fix: the argument group may be empty, ``(.+?)\\((.*?)\\)``. This is deliberately not
+    ``r1_gui.actions.extract_action``: it reproduces the original's reading, quirks included.
+
+    Examples: ``"Action: tap\\nassistantos\\npyautogui.click( x=0.1 )"`` -> ("pyautogui.click", " x=0.1 ");
+    ``"mobile.back()"`` -> None, or ("mobile.back", "") with ``empty_arguments``;
+    ``"pyautogui.write(message='smile :) ok ')"`` -> ("pyautogui.write", "message='smile :") (the first ")").
+    """
+    if not isinstance(text, str):
+        return None
+    _, marker, after = text.partition(ORIGINAL_MARKER)
+    match = (_FIXED_CALL if empty_arguments else _ORIGINAL_CALL).search(after if marker else text)
+    return None if match is None else (match.group(1), match.group(2))
+
+
+def answer_content(solution: Any) -> str | None:
+    """The code of a ``solution``: the stripped content of its first ``<answer>...</answer>``, or the whole
+    stripped string without one. Example: ``answer_content("<answer>mobile.back()</answer>") == "mobile.back()"``."""
+    if not isinstance(solution, str):
+        return None
+    match = _ANSWER.search(solution)
+    return (match.group(1) if match else solution).strip()
+
+
+def r1v_accuracy_reward(
+    completions=None, solution=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """R1-V-GUI-Agent's accuracy reward, bugs included: 0.5 when the call's name text equals the ground truth's
+    + 0.5 when its argument text does, both read with ``original_call`` (text, not values); 0 when either side has
+    no call, so argument-less actions (``mobile.back()``) always score 0. ``accuracy`` is the fixed version.
+    Example: gt ``pyautogui.click(x=0.5, y=0.5)``, pred ``pyautogui.click(x=0.50, y=0.5)`` -> 0.5."""
+    if not isinstance(completions, (list, tuple)):
+        return []
+    scores: list[float | None] = []
+    for index, completion in enumerate(completions):
+        try:
+            truth = answer_content(_row_value(solution, index, lambda v: isinstance(v, str)))
+            pred, gt = original_call(completion_text(completion)), original_call(truth)
+            scores.append(0.0 if pred is None or gt is None else 0.5 * (pred[0] == gt[0]) + 0.5 * (pred[1] == gt[1]))
+        except Exception:  # "never raises"
+            scores.append(0.0)
+    return scores
+
+
+def r1v_format_reward(
+    completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """R1-V-GUI-Agent's format reward, bug included: 0.5 when ``re.match`` of
+    ``content:\\s*.*?Thought:.*?Action:.*?assistantos`` (no flags) finds the output's start, else 0. Decoded
+    Aguvis output never starts with "content:", so in the original run it was always 0. ``format`` is r1_gui's.
+    Example: "Thought: t\\nAction: a\\nassistantos\\nmobile.back()" -> 0.0."""
+    if not isinstance(completions, (list, tuple)):
+        return []
+    scores: list[float | None] = []
+    for completion in completions:
+        text = completion_text(completion)
+        scores.append(0.5 if isinstance(text, str) and _ORIGINAL_FORMAT.match(text) else 0.0)
+    return scores
+
+
 REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "accuracy": accuracy_reward,
     "format": format_reward,
@@ -411,6 +487,8 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "click_distance": click_distance_reward,
     "click_gaussian": click_gaussian_reward,
     "text_f1": text_f1_reward,
+    "r1v_accuracy": r1v_accuracy_reward,
+    "r1v_format": r1v_format_reward,
 }
 
 

@@ -10,7 +10,7 @@ transformers; a generator imports them when it is built.
 """
 
 from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator
-from r1_gui.evaluation.metrics import METRICS, aggregate, os_channel_code, paper_param_match, score_output
+from r1_gui.evaluation.metrics import METRICS, aggregate, paper_param_match, score_output
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.runner import evaluate, evaluate_predictions, score_predictions
 
@@ -23,7 +23,6 @@ __all__ = [
     "evaluate",
     "evaluate_predictions",
     "make_generator",
-    "os_channel_code",
     "paper_param_match",
     "score_output",
     "score_predictions",

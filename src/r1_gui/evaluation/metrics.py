@@ -4,7 +4,7 @@ Every per-sample score comes from the functions the training rewards call (``r1_
 calls ``r1_gui.actions.same_arguments``, ``r1_gui.aitw.actions_match`` and ``r1_gui.aitw.step_success``), and the
 prediction is read with the rewards' parser (``r1_gui.actions.extract_action``), so a reward and a metric can never
 disagree. The one metric of its own is ``paper_param_match``, the original R1-V-GUI-Agent comparison kept for
-comparing with its published table.
+comparing with its published table: it reads outputs as the original did (``r1_gui.rewards.original_call``).
 
     prediction, scores = score_output(output, ground_truth, solution=row["solution"], bbox=row["bbox"])
     metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.records``)
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action
-from r1_gui.rewards import score_pair
+from r1_gui.rewards import answer_content, original_call, score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
 
@@ -31,71 +31,36 @@ METRICS = {
 }
 SCORE_NAMES = tuple(METRICS.values())
 
-_OS_MARKERS = ("<|recipient|>os", "assistantos")
-_END_TOKENS = ("<|im_end|>", "<|diff_marker|>", "<|endoftext|>")
 
+def paper_param_match(output: str | None, gt_code: str | None) -> bool:
+    """R1-V-GUI-Agent's "exact parameter" comparison (its eval/test_aitw.py), with its argument-less bug fixed.
 
-def _strip_end_tokens(text: str) -> str:
-    text = text.strip()
-    while text.endswith(_END_TOKENS):
-        text = text[: -len(next(token for token in _END_TOKENS if text.endswith(token)))].strip()
-    return text.strip("`").strip()
+    Both texts are read with ``r1_gui.rewards.original_call``, the original's own reading (not r1_gui's parser): the
+    text after the *first* ``assistantos`` (the whole output without one), then the first match of the call regex,
+    line by line. True when the two argument texts are equal as they are, whatever the function names: no
+    whitespace stripping, and the arguments end at the first ")".
 
+    The argument-less fix, and the only difference from the original: the regex's argument group may be empty,
+    ``(.+?)\\((.*?)\\)`` instead of ``(.+?)\\((.+?)\\)``. So ``mobile.back()`` reads as ("mobile.back", "")
+    where the original found no call and scored 0; and where the first "(" of the matched line is followed at once
+    by ")" the arguments are "" where the original ran on to a later ")" (``mobile.back() (x)``: "" instead of
+    ") (x"). Every call with a non-empty argument list reads exactly as in the original.
 
-def os_channel_code(text: str | None) -> str | None:
-    """The action code of an output, as the original evaluation read it, or None.
-
-    The text after the last os-channel marker (``assistantos``, or ``<|recipient|>os`` when special tokens are
-    kept); without one, the content of the last ``<answer>...</answer>`` (think_answer style, and the dataset's
-    ``solution``); without that, the last non-empty line. End-of-turn tokens and backticks are stripped.
-    Example: ``os_channel_code("Action: back\\nassistantos\\nmobile.back()") == "mobile.back()"``.
-    """
-    if not isinstance(text, str):
-        return None
-    found = [(text.rfind(marker) + len(marker), marker) for marker in _OS_MARKERS if marker in text]
-    if found:
-        return _strip_end_tokens(text[max(found)[0] :]) or None
-    start = text.rfind("<answer>")
-    if start >= 0:
-        end = text.find("</answer>", start)
-        body = text[start + len("<answer>") : end if end >= 0 else len(text)]
-        return _strip_end_tokens(body) or None
-    lines = [line for line in (_strip_end_tokens(line) for line in text.splitlines()) if line]
-    return lines[-1] if lines else None
-
-
-def call_arguments(code: str | None) -> str | None:
-    """The raw text inside the outermost parentheses of ``code`` (from the first "(" to the last ")"), stripped
-    of surrounding whitespace; None when there is no such pair. Example: ``call_arguments("f( x=1 )") == "x=1"``."""
-    if not isinstance(code, str):
-        return None
-    start, end = code.find("("), code.rfind(")")
-    if start < 0 or end < start:
-        return None
-    return code[start + 1 : end].strip()
-
-
-def paper_param_match(pred_code: str | None, gt_code: str | None) -> bool:
-    """The original R1-V-GUI-Agent "exact parameter" comparison, with its argument-less bug fixed.
-
-    True when the raw argument text inside the outermost parentheses of the predicted code equals that of the
-    ground-truth code, after stripping surrounding whitespace, whatever the function names. The original's regex
-    needed a non-empty argument list, so a correct ``mobile.back()`` scored 0; here empty == empty counts as equal.
-    It compares text, not values, and is meant for Aguvis code with normalized coordinates (the original setting):
-    a mobile_use JSON call has no parentheses and never matches. ``param_accuracy`` is the well-defined metric.
-
-    Examples (prediction, ground truth -> result):
+    Examples (output, ground-truth code -> result):
 
     - ``pyautogui.click(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True
-    - ``pyautogui.click( x=0.5, y=0.3 )``, ``pyautogui.click(x=0.5, y=0.3)`` -> True (outer whitespace)
-    - ``pyautogui.click(x=0.50, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> False (text, not numbers)
+    - ``pyautogui.click( x=0.5, y=0.3 )``, ``pyautogui.click(x=0.5, y=0.3)`` -> False (text as it is)
     - ``mobile.long_press(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True (the name is ignored)
     - ``mobile.back()``, ``mobile.back()`` -> True (the original scored False: the fixed bug)
     - ``mobile.home()``, ``mobile.back()`` -> True (empty == empty, whatever the name)
-    - None (nothing found), ``mobile.back()`` -> False
+    - ``pyautogui.write(message='smile :) no')``, ``pyautogui.write(message='smile :) ok ')`` -> True (both
+      read "message='smile :")
+    - "I tap it (the blue one).\\npyautogui.click(x=0.5, y=0.3)", ``pyautogui.click(x=0.5, y=0.3)`` -> False (the
+      first call is the prose's)
     """
-    pred_arguments, gt_arguments = call_arguments(pred_code), call_arguments(gt_code)
-    return pred_arguments is not None and gt_arguments is not None and pred_arguments == gt_arguments
+    pred_call = original_call(output, empty_arguments=True)
+    gt_call = original_call(gt_code, empty_arguments=True)
+    return pred_call is not None and gt_call is not None and pred_call[1] == gt_call[1]
 
 
 def score_output(
@@ -112,13 +77,14 @@ def score_output(
     The action is read with ``extract_action(output, coordinates=, image_size=)`` exactly as the rewards read it;
     ``image_size`` is the (width, height) of the resized screenshot the model saw ("pixels" coordinates).
     The scores are ``score_pair(pred, ground_truth, bbox)`` (type_match, param_match, action_match,
-    step_success) plus ``paper_param_match`` against ``solution`` (the dataset's "<answer>code</answer>"; the
-    ground truth written as Aguvis code when absent). A None output scores False everywhere.
+    step_success) plus ``paper_param_match`` of the raw output against ``solution`` (the dataset's
+    "<answer>code</answer>", read as its code; the ground truth written as Aguvis code when absent). A None output
+    scores False everywhere.
     """
     prediction = extract_action(output, coordinates=coordinates, image_size=image_size) if output else None
     scores = dict(score_pair(prediction, ground_truth, bbox))
-    gt_code = os_channel_code(solution) if solution else format_action(ground_truth, "aguvis")
-    scores["paper_param_match"] = bool(output) and paper_param_match(os_channel_code(output), gt_code)
+    gt_code = answer_content(solution) if solution else format_action(ground_truth, "aguvis")
+    scores["paper_param_match"] = bool(output) and paper_param_match(output, gt_code)
     return prediction, {name: bool(scores[name]) for name in SCORE_NAMES}
 
 
