@@ -13,7 +13,9 @@ from r1_gui.actions import Action
 from r1_gui.rewards import (
     PROMPT_STYLES,
     REWARD_FUNCS,
+    expand_reward_presets,
     get_reward_funcs,
+    guir1_text_f1,
     reward_params,
     score_pair,
 )
@@ -161,6 +163,34 @@ FORMAT_CASES = [
 @pytest.mark.parametrize(("case", "style", "completion", "expected"), FORMAT_CASES, ids=[c[0] for c in FORMAT_CASES])
 def test_format(case, style, completion, expected):
     assert score("format", completion, "mobile.back()", prompt_style=style) == expected
+
+
+PLACEHOLDER_CASES = [
+    # (id, prompt style, completion, expected), on a 448x1036 screen so that GUI-R1 pixel answers parse
+    # GUI-R1's placeholder is no text: a type or open_app holding it fails the format, as in GUI-R1
+    ("guir1-type-placeholder", "think_answer",
+     "<think>t</think><answer>[{'action': 'type', 'point': [-100, -100], 'input_text': 'no input text'}]</answer>",
+     0.0),
+    ("guir1-open-app-placeholder", "think_answer",
+     "<think>t</think><answer>[{'action': 'open_app', 'point': [-100, -100], 'input_text': 'no input text'}]</answer>",
+     0.0),
+    # ... in any action format
+    ("aguvis-write-placeholder", "aguvis", "Action: type\nassistantos\npyautogui.write(message='no input text')", 0.0),
+    # real text passes
+    ("guir1-type-text", "think_answer",
+     "<think>t</think><answer>[{'action': 'type', 'point': [-100, -100], 'input_text': 'hello'}]</answer>", 1.0),
+    # the placeholder is fine where an action takes no text
+    ("guir1-back-placeholder", "think_answer",
+     "<think>t</think><answer>[{'action': 'press_back', 'point': [-100, -100], 'input_text': 'no input text'}]"
+     "</answer>", 1.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "style", "completion", "expected"), PLACEHOLDER_CASES, ids=[c[0] for c in PLACEHOLDER_CASES]
+)
+def test_format_rejects_the_placeholder_text(case, style, completion, expected):
+    assert score("format", completion, "mobile.back()", prompt_style=style, screen_size=[(448, 1036)]) == expected
 
 
 def test_format_parses_with_the_coordinate_convention():
@@ -361,6 +391,148 @@ def test_r1v_format(case, completion, expected):
     assert call("r1v_format", [completion], [CLICK]) == [expected]
 
 
+# ------------------------------------------------------------------------------ GUI-R1's rewards, its rules
+
+
+def guir1_answer(action: str, point: str = "[-100, -100]", text: str = "no input text") -> str:
+    """A GUI-R1 completion: think, then one action in GUI-R1's format."""
+    return f"<think>t</think><answer>[{{'action': '{action}', 'point': {point}, 'input_text': '{text}'}}]</answer>"
+
+
+SCREEN = [(448, 1036)]  # the resized screenshot: gt click (0.5, 0.5) is pixel (224, 518)
+BOX_PX = [0.4, 0.45, 0.6, 0.55]  # pixels x in (179.2, 268.8), y in (466.2, 569.8)
+
+GUIR1_ACCURACY_CASES = [
+    # (id, completion, solution, bbox, screen size, expected)
+    # 76 px right of the point: within 140
+    ("click-76px", guir1_answer("click", "[300, 518]"), CLICK, None, SCREEN, 1.0),
+    # 139 px: still below 140
+    ("click-139px", guir1_answer("click", "[363, 518]"), CLICK, None, SCREEN, 1.0),
+    # exactly 140 px: the rule is strict (d^2 < 140^2), a miss
+    ("click-140px", guir1_answer("click", "[364, 518]"), CLICK, None, SCREEN, 0.0),
+    # diagonal 84, 112 -> exactly 140 px: a miss
+    ("click-140px-diagonal", guir1_answer("click", "[308, 630]"), CLICK, None, SCREEN, 0.0),
+    # with a box the distance no longer counts: strictly inside the box
+    ("click-in-box", guir1_answer("click", "[260, 560]"), CLICK, BOX_PX, SCREEN, 1.0),
+    # 4 px from the point but outside the box's right edge (268.8)
+    ("click-near-outside-box", guir1_answer("click", "[270, 518]"), CLICK, BOX_PX, SCREEN, 0.0),
+    # on an edge is outside (strict): box x1 = 0.5 -> 224 px
+    ("click-on-box-edge", guir1_answer("click", "[224, 518]"), CLICK, [0.5, 0.45, 0.6, 0.55], SCREEN, 0.0),
+    # the name decides first: a long press at the right point is another action
+    ("long-press-for-click", guir1_answer("long_press", "[224, 518]"), CLICK, None, SCREEN, 0.0),
+    # other names score by name alone: a long press anywhere matches a long press
+    ("long-press-anywhere", guir1_answer("long_press", "[10, 10]"), "mobile.long_press(x=0.5, y=0.5)", None,
+     SCREEN, 1.0),
+    # ... and an open_app of another app matches (GUI-R1 compares no text for it)
+    ("open-app-other-app", guir1_answer("open_app", text="Maps"), "mobile.open_app(app_name='Clock')", None,
+     SCREEN, 1.0),
+    # names are case-insensitive
+    ("name-case", guir1_answer("Press_Back"), "mobile.back()", None, SCREEN, 1.0),
+    # terminate success and failure are two names (complete / impossible)
+    ("complete-for-impossible", guir1_answer("complete"), "mobile.terminate(status='failure')", None, SCREEN, 0.0),
+    # type: token-set F1 >= 0.5; "new york" vs "new york city": P 1, R 2/3 -> 0.8
+    ("type-f1", guir1_answer("type", text="new york"), "pyautogui.write(message='New York City')", None,
+     SCREEN, 1.0),
+    # "york" vs "new york city": P 1, R 1/3 -> 0.5: exactly the bar, a hit
+    ("type-f1-half", guir1_answer("type", text="york"), "pyautogui.write(message='New York City')", None,
+     SCREEN, 1.0),
+    # "weather" vs "new york": 0
+    ("type-other", guir1_answer("type", text="weather"), "pyautogui.write(message='new york')", None,
+     SCREEN, 0.0),
+    # two one-token texts, one inside the other: equal
+    ("type-contained", guir1_answer("type", text="york"), "pyautogui.write(message='NewYork')", None, SCREEN, 1.0),
+    # brackets are removed before the tokens are compared
+    ("type-brackets", guir1_answer("type", text="[hello] world"), "pyautogui.write(message='hello world')", None,
+     SCREEN, 1.0),
+    # scroll: its direction is its text (pyautogui.scroll(page=-0.1) scrolls down)
+    ("scroll-same", guir1_answer("scroll", text="down"), "pyautogui.scroll(page=-0.1)", None, SCREEN, 1.0),
+    ("scroll-opposite", guir1_answer("scroll", text="up"), "pyautogui.scroll(page=-0.1)", None, SCREEN, 0.0),
+    # only the first <answer> is read
+    ("first-answer", "<answer>[{'action': 'press_home', 'point': [-100, -100], 'input_text': 'no input text'}]"
+     "</answer><answer>[{'action': 'press_back', 'point': [-100, -100], 'input_text': 'no input text'}]</answer>",
+     "mobile.back()", None, SCREEN, 0.0),
+    # no answer tags: no action
+    ("no-answer", "[{'action': 'press_back', 'point': [-100, -100], 'input_text': 'no input text'}]",
+     "mobile.back()", None, SCREEN, 0.0),
+    # a click ground truth without a screen size: 140 pixels mean nothing, the reward does not apply
+    ("click-no-screen", guir1_answer("click", "[300, 518]"), CLICK, None, None, None),
+    # an answer that is no literal
+    ("garbage", "<answer>click there</answer>", "mobile.back()", None, SCREEN, 0.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case, completion, solution, bbox, screen_size, expected",
+    GUIR1_ACCURACY_CASES,
+    ids=[c[0] for c in GUIR1_ACCURACY_CASES],
+)
+def test_guir1_accuracy(case, completion, solution, bbox, screen_size, expected):
+    value = score("guir1_accuracy", completion, solution, bbox=[bbox], screen_size=screen_size)
+    assert value == (None if expected is None else pytest.approx(expected))
+
+
+GUIR1_F1_CASES = [
+    # (predicted, truth, expected): GUI-R1's set F1
+    ("new york", "new york city", 0.8),  # P 1, R 2/3
+    ("new new york", "new york", 1.0),  # sets: repeats do not count
+    ("york", "new york", 2 / 3),  # P 1, R 1/2
+    ("York", "newyork", 1.0),  # one token each, one inside the other
+    ("[a] b", "a b", 1.0),  # brackets removed
+    ("", "", 0.0),  # two empty texts: no tokens, 0 (text_f1 says 1)
+    ("", "x", 0.0),
+]
+
+
+@pytest.mark.parametrize("predicted, truth, expected", GUIR1_F1_CASES)
+def test_guir1_text_f1(predicted, truth, expected):
+    assert guir1_text_f1(predicted, truth) == pytest.approx(expected)
+
+
+GUIR1_FORMAT_CASES = [
+    # (id, completion, expected)
+    ("click", guir1_answer("click", "[224, 518]"), 1.0),
+    # whitespace between the parts is allowed
+    ("spaced", "<think>\nt\n</think>\n <answer>[{'action': 'press_back', 'point': [-100, -100], "
+     "'input_text': 'no input text'}]</answer>", 1.0),
+    # anything after </answer> fails the full match
+    ("trailing", guir1_answer("click", "[224, 518]") + "\n", 0.0),
+    # any action name passes, GUI-R1 checks the fields only
+    ("unknown-name", guir1_answer("fly", "[1, 2]"), 1.0),
+    # several entries, each checked
+    ("two-entries", "<think>t</think><answer>[{'action': 'click', 'point': [1, 2], 'input_text': 'x'}, "
+     "{'action': 'scroll', 'point': [1, 2], 'input_text': 'down'}]</answer>", 1.0),
+    # an empty list passes (nothing to check)
+    ("empty-list", "<think>t</think><answer>[]</answer>", 1.0),
+    # a dict alone is not a list
+    ("not-a-list", "<think>t</think><answer>{'action': 'click', 'point': [1, 2], 'input_text': 'x'}</answer>", 0.0),
+    # points must be ints
+    ("float-point", guir1_answer("click", "[224.5, 518]"), 0.0),
+    # a missing key
+    ("no-input-text", "<think>t</think><answer>[{'action': 'click', 'point': [1, 2]}]</answer>", 0.0),
+    # a point with one number cannot be indexed twice
+    ("short-point", guir1_answer("click", "[1]"), 0.0),
+    # type, select and open_app need real text
+    ("type-placeholder", guir1_answer("type"), 0.0),
+    ("select-placeholder", guir1_answer("select"), 0.0),
+    ("open-app-placeholder", guir1_answer("open_app"), 0.0),
+    ("type-text", guir1_answer("type", text="hi"), 1.0),
+    # scroll needs a direction
+    ("scroll-direction", guir1_answer("scroll", text="up"), 1.0),
+    ("scroll-no-direction", guir1_answer("scroll"), 0.0),
+    # JSON spelling is read too
+    ("json", '<think>t</think><answer>[{"action": "click", "point": [1, 2], "input_text": "x"}]</answer>', 1.0),
+    # r1_gui never evaluates code: a call is not a literal (GUI-R1's eval would run it)
+    ("code-not-run", "<think>t</think><answer>[dict(action='click', point=[1, 2], input_text='x')]</answer>", 0.0),
+    # no think
+    ("no-think", "<answer>[{'action': 'click', 'point': [1, 2], 'input_text': 'x'}]</answer>", 0.0),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case, completion, expected", GUIR1_FORMAT_CASES, ids=[c[0] for c in GUIR1_FORMAT_CASES])
+def test_guir1_format(case, completion, expected):
+    assert call("guir1_format", [completion], [CLICK]) == [expected]
+
+
 # ----------------------------------------------------------------------------------------- row plumbing
 
 
@@ -439,6 +611,54 @@ def test_get_reward_funcs_names_and_binds():
 def test_get_reward_funcs_rejects_bad_config(names, kwargs, message):
     with pytest.raises(ValueError, match=message):
         get_reward_funcs(names, **kwargs)
+
+
+PRESET_CASES = [
+    # (id, names, weights, expected names, expected weights)
+    # the preset alone: its rewards and its weights
+    ("guir1", ["guir1"], None, ["guir1_accuracy", "guir1_format"], [0.8, 0.2]),
+    # a comma-separated string, as on the command line
+    ("string", "guir1", None, ["guir1_accuracy", "guir1_format"], [0.8, 0.2]),
+    # expanded in place; other rewards weigh 1.0
+    ("with-others", ["text_f1", "guir1"], None, ["text_f1", "guir1_accuracy", "guir1_format"], [1.0, 0.8, 0.2]),
+    # explicit weights that repeat the preset's are fine
+    ("explicit-agree", ["guir1", "text_f1"], [0.8, 0.2, 0.5], ["guir1_accuracy", "guir1_format", "text_f1"],
+     [0.8, 0.2, 0.5]),
+    # no preset: names and weights as given
+    ("no-preset", ["accuracy", "format"], [1.0, 0.5], ["accuracy", "format"], [1.0, 0.5]),
+    ("no-preset-no-weights", ["accuracy"], None, ["accuracy"], None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case, names, weights, expected_names, expected_weights", PRESET_CASES, ids=[c[0] for c in PRESET_CASES]
+)
+def test_expand_reward_presets(case, names, weights, expected_names, expected_weights):
+    assert expand_reward_presets(names, weights) == (expected_names, expected_weights)
+
+
+@pytest.mark.parametrize(
+    ("names", "weights"),
+    [
+        (["guir1"], [1.0, 1.0]),  # other weights for the preset's rewards
+        (["guir1"], [1.0]),  # one weight for the preset as a whole
+        (["guir1", "text_f1"], [0.8, 0.2]),  # too few
+    ],
+)
+def test_expand_reward_presets_rejects_contradicting_weights(names, weights):
+    with pytest.raises(ValueError, match="contradicts the preset"):
+        expand_reward_presets(names, weights)
+
+
+def test_presets_are_not_reward_names():
+    # the preset carries weights, so the function that returns only callables refuses it and says what to do
+    with pytest.raises(ValueError, match="expand_reward_presets"):
+        get_reward_funcs(["guir1"])
+    names, _ = expand_reward_presets(["guir1"])
+    assert [f.__name__ for f in get_reward_funcs(names)] == ["guir1_accuracy", "guir1_format"]
+    # a preset's reward named beside the preset is a duplicate
+    with pytest.raises(ValueError, match="unique"):
+        get_reward_funcs(expand_reward_presets(["guir1", "guir1_format"])[0])
 
 
 def test_registry_params_are_documented_defaults():

@@ -43,7 +43,10 @@ class GUIGRPOScriptArguments(GUIDataArguments):
 
     reward_funcs: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
-        metadata={"help": "Reward names from r1_gui.rewards.REWARD_FUNCS; weights go in --reward_weights."},
+        metadata={
+            "help": "Reward names from r1_gui.rewards.REWARD_FUNCS, or a preset from REWARD_PRESETS (guir1: "
+            "guir1_accuracy 0.8 + guir1_format 0.2, its weights included); weights go in --reward_weights."
+        },
     )
     reward_kwargs: str | None = field(
         default=None,
@@ -111,15 +114,18 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     from r1_gui.data import GRPO_COLUMNS, add_model_columns
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
-    from r1_gui.rewards import get_reward_funcs
+    from r1_gui.rewards import expand_reward_presets, get_reward_funcs
     from r1_gui.trainer import GUIGRPOTrainer
 
     # 1. Settings that can be checked without a model.
     model_type = check_model(model_args.model_name_or_path)
     coordinates = resolve_coordinates(script_args, model_type)
     reward_kwargs = json.loads(script_args.reward_kwargs) if script_args.reward_kwargs else None
+    reward_names, training_args.reward_weights = expand_reward_presets(
+        script_args.reward_funcs, training_args.reward_weights
+    )
     reward_funcs = get_reward_funcs(
-        script_args.reward_funcs,
+        reward_names,
         reward_kwargs=reward_kwargs,
         coordinates=coordinates,
         prompt_style=script_args.prompt_style,
@@ -127,7 +133,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
         raise ValueError(
             f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
-            f"functions ({', '.join(script_args.reward_funcs)})"
+            f"functions ({', '.join(reward_names)})"
         )
 
     # 2. Data: checked row by row before the model is loaded.

@@ -39,6 +39,7 @@ from r1_gui.actions import (
     parse_action,
     same_arguments,
 )
+from r1_gui.actions.guir1 import NO_TEXT, guir1_name, read_literal
 from r1_gui.actions.parse import completion_text
 from r1_gui.prompts import PROMPT_STYLES
 
@@ -319,6 +320,7 @@ def format_reward(
     - think_answer: ``<think>...</think>`` then ``<answer>...</answer>`` holding one action, nothing else;
     - mobile_use: "Thought: ...\\nAction: ...\\n<tool_call>...</tool_call>" with one mobile_use call.
 
+    A type or open_app action whose text is GUI-R1's placeholder ``'no input text'`` has no text: 0.0, as in GUI-R1.
     Example: "Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)" -> 1.0; an empty action -> 0.0.
     """
     if not isinstance(completions, (list, tuple)):
@@ -327,7 +329,8 @@ def format_reward(
     for index, completion in enumerate(completions):
         image_size = _row_value(screen_size, index, _is_single_pair)
         action = styled_action(completion, prompt_style, coordinates=coordinates, image_size=image_size)
-        scores.append(0.0 if action is None else 1.0)
+        placeholder = action is not None and action.type in ("type", "open_app") and action.text == NO_TEXT
+        scores.append(0.0 if action is None or placeholder else 1.0)
     return scores
 
 
@@ -479,6 +482,138 @@ def r1v_format_reward(
     return scores
 
 
+# ---------------------------------------------------------------------- GUI-R1's own rules, reproduced exactly
+
+GUIR1_CLICK_PIXELS = 140  # a click hits when its squared pixel distance is below 140 ** 2
+GUIR1_TEXT_F1 = 0.5  # type / select / scroll need a text F1 of at least this
+GUIR1_TEXT_NAMES = ("type", "select", "scroll")  # the names whose text GUI-R1 compares
+GUIR1_NEEDS_TEXT = ("type", "select", "open_app")  # the names whose input_text must not be the placeholder
+_GUIR1_OUTER = re.compile(r"<think>.*?</think>\s*<answer>.*?</answer>", re.DOTALL)
+_PIXEL_DIGITS = 6  # pixel positions are rounded to 1e-6 px so that the trip through [0, 1] cannot cross a boundary
+
+
+def guir1_text_f1(predicted: str, truth: str) -> float:
+    """GUI-R1's text F1: "[" and "]" removed, lowercase whitespace tokens as *sets*; two one-token texts of which one
+    contains the other score 1. Unlike ``text_f1_score``: sets not counts, brackets dropped, containment counts, and
+    two empty texts score 0. Example: "sign in", "sign-in page" -> 0.0; "york", "new york" -> 2/3."""
+    predicted_tokens = set(predicted.replace("[", "").replace("]", "").lower().split())
+    truth_tokens = set(truth.replace("[", "").replace("]", "").lower().split())
+    if len(predicted_tokens) == 1 and len(truth_tokens) == 1:
+        (predicted_token,), (truth_token,) = predicted_tokens, truth_tokens
+        if predicted_token in truth_token or truth_token in predicted_token:
+            return 1.0
+    common = len(predicted_tokens & truth_tokens)
+    precision = common / len(predicted_tokens) if predicted_tokens else 0.0
+    recall = common / len(truth_tokens) if truth_tokens else 0.0
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def _guir1_text(action: Action) -> str:
+    return action.direction if action.type == "scroll" else action.text or ""
+
+
+def _pixels(x: float, y: float, size: Sequence[float]) -> tuple[float, float]:
+    return round(x * float(size[0]), _PIXEL_DIGITS), round(y * float(size[1]), _PIXEL_DIGITS)
+
+
+def guir1_accuracy_score(
+    pred: Action | None, gt: Action, bbox: Sequence[float] | None, screen_size: Sequence[float] | None
+) -> float | None:
+    """GUI-R1's accuracy rule on parsed actions: 0 unless the GUI-R1 names agree (case-insensitive); then a click
+    needs its point strictly inside ``bbox`` [x1, y1, x2, y2] when there is one, else less than 140 pixels from
+    the ground-truth point (pixels of ``screen_size``, the resized screenshot); type / select / scroll need
+    ``guir1_text_f1`` >= 0.5 (a scroll's text is its direction); any other name scores 1. None for a click ground
+    truth without a screen size (140 pixels of nothing). Example: gt open_app "Clock", pred open_app "Maps" -> 1.0.
+    """
+    gt_name = guir1_name(gt)
+    if gt_name == "click" and screen_size is None:
+        return None
+    if pred is None or gt_name is None or (guir1_name(pred) or "").lower() != gt_name.lower():
+        return 0.0
+    if gt_name == "click":
+        px, py = _pixels(pred.x, pred.y, screen_size)
+        if bbox is not None:
+            x1, y1 = _pixels(bbox[0], bbox[1], screen_size)
+            x2, y2 = _pixels(bbox[2], bbox[3], screen_size)
+            return float(x1 < px < x2 and y1 < py < y2)
+        gx, gy = _pixels(gt.x, gt.y, screen_size)
+        return float((px - gx) ** 2 + (py - gy) ** 2 < GUIR1_CLICK_PIXELS**2)
+    if gt_name in GUIR1_TEXT_NAMES:
+        return float(guir1_text_f1(_guir1_text(pred), _guir1_text(gt)) >= GUIR1_TEXT_F1)
+    return 1.0
+
+
+def _first_answer(text: str | None) -> str | None:
+    match = _ANSWER.search(text) if isinstance(text, str) else None
+    return None if match is None else match.group(1).strip()
+
+
+def guir1_accuracy_reward(
+    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """GUI-R1's accuracy reward (``guir1_accuracy_score``) on the content of the completion's first
+    ``<answer>...</answer>``, read with r1_gui's GUI-R1 parser (``parse_action(..., "guir1")``, points in
+    ``coordinates``, pixels of ``screen_size`` by default) instead of GUI-R1's regexes; the ground truth is the
+    row's ``solution`` and ``bbox``. Example: gt click (0.5, 0.5) on 448x1036, pred
+    "<answer>[{'action': 'click', 'point': [300, 518], 'input_text': 'no input text'}]</answer>" -> 1.0 (76 px).
+    """
+    if not isinstance(completions, (list, tuple)):
+        return []
+    scores: list[float | None] = []
+    for index, completion in enumerate(completions):
+        try:
+            gt = extract_action(_row_value(solution, index, lambda v: isinstance(v, str)), coordinates="normalized")
+            size = _row_value(screen_size, index, _is_single_pair)
+            answer = _first_answer(completion_text(completion))
+            pred = None if answer is None else parse_action(answer, "guir1", coordinates=coordinates, image_size=size)
+            score = 0.0 if gt is None else guir1_accuracy_score(pred, gt, _row_bbox(bbox, index), size)
+            scores.append(_clean(score, 0.0))
+        except Exception:  # "never raises"
+            scores.append(0.0)
+    return scores
+
+
+def _guir1_entry_ok(entry: Any) -> bool:
+    """GUI-R1's check of one answer entry: a dict with action (a string), point (its first two items ints),
+    input_text (a string, not the placeholder for type / select / open_app, a direction for scroll)."""
+    if not isinstance(entry, dict) or any(key not in entry for key in ("action", "point", "input_text")):
+        return False
+    name, point, text = entry["action"], entry["point"], entry["input_text"]
+    try:
+        first, second = point[0], point[1]
+    except Exception:  # GUI-R1 indexes whatever it got; what cannot be indexed fails its check
+        return False
+    if not isinstance(name, str) or not (isinstance(first, int) and isinstance(second, int)):
+        return False
+    if not isinstance(text, str) or (name in GUIR1_NEEDS_TEXT and text == NO_TEXT):
+        return False
+    return name != "scroll" or text in ("left", "right", "up", "down")
+
+
+def guir1_format_reward(
+    completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
+) -> list[float | None]:
+    """GUI-R1's format reward: 1.0 when the whole completion is ``<think>...</think>`` then ``<answer>...</answer>``
+    (whitespace between them only) and the first answer's content, read as a literal by r1_gui's reader
+    (``read_literal``: JSON or ``ast.literal_eval``, never ``eval``), is a list (empty included) whose every entry
+    passes ``_guir1_entry_ok``; else 0.0. Example:
+    "<think>t</think><answer>[{'action': 'type', 'point': [-100, -100], 'input_text': 'no input text'}]</answer>"
+    -> 0.0 (a type needs real text)."""
+    if not isinstance(completions, (list, tuple)):
+        return []
+    scores: list[float | None] = []
+    for completion in completions:
+        try:
+            text = completion_text(completion)
+            ok = isinstance(text, str) and _GUIR1_OUTER.fullmatch(text) is not None
+            entries = read_literal(_first_answer(text)) if ok else None
+            ok = ok and isinstance(entries, list) and all(_guir1_entry_ok(entry) for entry in entries)
+            scores.append(1.0 if ok else 0.0)
+        except Exception:  # "never raises"; an answer that is not a literal fails GUI-R1's check too
+            scores.append(0.0)
+    return scores
+
+
 REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "accuracy": accuracy_reward,
     "format": format_reward,
@@ -489,6 +624,15 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "text_f1": text_f1_reward,
     "r1v_accuracy": r1v_accuracy_reward,
     "r1v_format": r1v_format_reward,
+    "guir1_accuracy": guir1_accuracy_reward,
+    "guir1_format": guir1_format_reward,
+}
+
+
+# A preset names rewards that go together with fixed weights: ``--reward_funcs guir1`` is GUI-R1's
+# 0.8 * accuracy + 0.2 * format. ``expand_reward_presets`` turns it into reward names and weights.
+REWARD_PRESETS: dict[str, tuple[tuple[str, float], ...]] = {
+    "guir1": (("guir1_accuracy", 0.8), ("guir1_format", 0.2)),
 }
 
 
@@ -531,6 +675,49 @@ class BoundReward:
         return f"BoundReward({self.__name__!r}, {self.kwargs})"
 
 
+def _split_names(names: Sequence[str] | str) -> list[str]:
+    if isinstance(names, str):
+        return [name.strip() for name in names.split(",") if name.strip()]
+    return list(names)
+
+
+def expand_reward_presets(
+    names: Sequence[str] | str, weights: Sequence[float] | None = None
+) -> tuple[list[str], list[float] | None]:
+    """(reward names, weights) with every preset of ``REWARD_PRESETS`` replaced, in place, by its rewards.
+
+    Without presets both come back as given. With one, ``weights`` None gives each preset reward its preset weight
+    and every other reward 1.0; explicit ``weights`` must have one value per reward *after* expansion and repeat the
+    preset's own weights at its place, anything else is a contradiction and raises ValueError saying what to write.
+    Example: ``expand_reward_presets(["guir1"]) == (["guir1_accuracy", "guir1_format"], [0.8, 0.2])``;
+    ``expand_reward_presets(["guir1", "text_f1"], [0.8, 0.2, 0.5])`` keeps the weights.
+    """
+    names = _split_names(names)
+    if not any(name in REWARD_PRESETS for name in names):
+        return names, None if weights is None else list(weights)
+    expanded: list[str] = []
+    fixed: list[float | None] = []  # the preset's weight, or None where the user's weight is free
+    for name in names:
+        members = REWARD_PRESETS.get(name, ((name, None),))
+        expanded += [member for member, _ in members]
+        fixed += [weight for _, weight in members]
+    if weights is None:
+        return expanded, [1.0 if weight is None else weight for weight in fixed]
+    weights = [float(weight) for weight in weights]
+    wanted = [f"{name}={'<yours>' if weight is None else weight}" for name, weight in zip(expanded, fixed, strict=True)]
+    contradicts = len(weights) != len(expanded) or any(
+        weight is not None and not math.isclose(given, weight) for given, weight in zip(weights, fixed, strict=True)
+    )
+    if contradicts:
+        presets = [name for name in names if name in REWARD_PRESETS]
+        raise ValueError(
+            f"--reward_weights {weights} contradicts the preset(s) {presets}: the rewards are {expanded} and the "
+            f"weights must read {', '.join(wanted)}. Leave --reward_weights out to use the preset's weights, or list "
+            f"the preset's rewards by name to weight them yourself."
+        )
+    return expanded, weights
+
+
 def get_reward_funcs(
     names: Sequence[str] | str, *, reward_kwargs: dict[str, dict[str, Any]] | None = None, **bound_kwargs: Any
 ) -> list[Callable[..., list[float | None]]]:
@@ -541,12 +728,18 @@ def get_reward_funcs(
     Example: ``get_reward_funcs(["accuracy", "click_distance"], prompt_style="aguvis",
     reward_kwargs={"click_distance": {"threshold": 0.05}})``.
     """
-    if isinstance(names, str):
-        names = [name.strip() for name in names.split(",") if name.strip()]
-    names = list(names)
+    names = _split_names(names)
+    presets = [name for name in names if name in REWARD_PRESETS]
+    if presets:
+        raise ValueError(
+            f"{presets} are reward presets, which carry weights: expand them first with "
+            f"expand_reward_presets(names, weights) (grpo_gui does) and pass the weights to GRPOConfig.reward_weights"
+        )
     unknown = [name for name in names if name not in REWARD_FUNCS]
     if unknown:
-        raise ValueError(f"unknown reward(s) {unknown}; valid names: {sorted(REWARD_FUNCS)}")
+        raise ValueError(
+            f"unknown reward(s) {unknown}; valid names: {sorted(REWARD_FUNCS)}, presets: {sorted(REWARD_PRESETS)}"
+        )
     if len(set(names)) != len(names):
         raise ValueError(f"reward names must be unique, got {names}")
     bad_keywords = sorted(set(bound_kwargs) - set(BOUND_KWARGS))

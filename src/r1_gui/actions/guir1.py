@@ -68,13 +68,21 @@ _FIXED = {
 _SIMPLE_KEY = re.compile(r"\w+")
 
 
-def _load(text: str) -> Any:
+def read_literal(text: str) -> Any:
+    """The JSON or Python-literal value of ``text`` (``json.loads``, then ``ast.literal_eval``; never ``eval``).
+    Raises ValueError when it is neither, or longer than ``MAX_TEXT_CHARS``.
+    Example: ``read_literal("[{'action': 'click'}]") == [{"action": "click"}]``."""
+    if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
+        raise ValueError("not a string of at most MAX_TEXT_CHARS characters")
     text = text.strip()
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
         pass
-    return ast.literal_eval(text)
+    try:
+        return ast.literal_eval(text)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError) as error:
+        raise ValueError(f"not a literal: {error}") from None
 
 
 def _is_number(value: Any) -> bool:
@@ -159,9 +167,7 @@ def parse_guir1(text: str, coordinates: str = "pixels", image_size: Sequence[flo
     """Parse a GUI-R1 answer (see the module docstring); None when it is not exactly one known action."""
     try:
         scale = coordinate_scale(coordinates, image_size)
-        if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
-            return None
-        entry = _load(text)
+        entry = read_literal(text)
         if isinstance(entry, list):
             if len(entry) != 1:
                 return None
@@ -176,6 +182,15 @@ def _format_point(x: float, y: float, coordinates: str, image_size: Sequence[flo
     if coordinates == "normalized":
         return f"[{format_number(a)}, {format_number(b)}]"
     return f"[{a}, {b}]"
+
+
+def guir1_name(action: Action) -> str | None:
+    """The GUI-R1 action name ``format_guir1`` writes for ``action`` (e.g. "press_back", "complete"), or None when
+    the format cannot express it. Example: ``guir1_name(Action("terminate", status="failure")) == "impossible"``."""
+    try:
+        return _name_and_text(action)[0]
+    except ValueError:
+        return None
 
 
 def _name_and_text(action: Action) -> tuple[str, str]:
