@@ -390,3 +390,28 @@ def test_a_model_that_is_not_qwen_vl_is_refused(synthetic_dataset, tmp_path, no_
     (tmp_path / "llama" / "config.json").write_text(json.dumps({"model_type": "llama"}))
     with pytest.raises(ValueError, match="is a 'llama' model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis"):
         run_grpo(tmp_path / "llama", synthetic_dataset, tmp_path / "out")
+
+
+@pytest.fixture
+def qwen2_vl_config_only(tmp_path) -> Path:
+    """A folder with only a Qwen2-VL config.json: enough for the checks that come before any weights."""
+    folder = tmp_path / "config-only"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "qwen2_vl"}))
+    return folder
+
+
+def test_reward_preset_expands_to_its_rewards_and_weights(qwen2_vl_config_only, tmp_path, no_model_loading):
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(qwen2_vl_config_only)]
+    argv += ["--dataset_name", str(tmp_path / "no-data"), "--output_dir", str(tmp_path / "out")]
+    script_args, training_args, model_args = parse_grpo_arguments([*argv, "--reward_funcs", "guir1"])
+    with pytest.raises(Exception, match="no-data"):  # the rewards are set up, then the missing data stops the run
+        main(script_args, training_args, model_args)
+    assert training_args.reward_weights == [0.8, 0.2]
+
+
+def test_reward_preset_with_contradicting_weights_fails(qwen2_vl_config_only, tmp_path, no_model_loading):
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(qwen2_vl_config_only), "--output_dir", str(tmp_path)]
+    argv += ["--dataset_name", str(tmp_path), "--reward_funcs", "guir1", "--reward_weights", "1.0", "1.0"]
+    with pytest.raises(ValueError, match=r"contradicts the preset.*guir1_accuracy=0\.8, guir1_format=0\.2"):
+        main(*parse_grpo_arguments(argv))
