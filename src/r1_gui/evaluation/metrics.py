@@ -46,6 +46,10 @@ def paper_param_match(output: str | None, gt_code: str | None) -> bool:
     by ")" the arguments are "" where the original ran on to a later ")" (``mobile.back() (x)``: "" instead of
     ") (x"). Every call with a non-empty argument list reads exactly as in the original.
 
+    It compares text, not values (``x=0.50`` is not ``x=0.5``), and is meant for Aguvis code with normalized
+    coordinates, the original setting: a mobile_use JSON call has no parentheses and never matches.
+    ``param_accuracy`` is the well-defined metric.
+
     Examples (output, ground-truth code -> result):
 
     - ``pyautogui.click(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True
