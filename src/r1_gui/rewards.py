@@ -437,13 +437,16 @@ def original_call(text: Any, *, empty_arguments: bool = False) -> tuple[str, str
     return None if match is None else (match.group(1), match.group(2))
 
 
-def answer_content(solution: Any) -> str | None:
-    """The code of a ``solution``: the stripped content of its first ``<answer>...</answer>``, or the whole
-    stripped string without one. Example: ``answer_content("<answer>mobile.back()</answer>") == "mobile.back()"``."""
-    if not isinstance(solution, str):
+def answer_content(text: Any, *, whole_without_tags: bool = True) -> str | None:
+    """The stripped content of the first ``<answer>...</answer>`` of ``text``; without the tags the whole stripped
+    text (a ``solution`` written bare), or None when ``whole_without_tags`` is False.
+    Example: ``answer_content("<answer>mobile.back()</answer>") == "mobile.back()"``."""
+    if not isinstance(text, str):
         return None
-    match = _ANSWER.search(solution)
-    return (match.group(1) if match else solution).strip()
+    match = _ANSWER.search(text)
+    if match is None:
+        return text.strip() if whole_without_tags else None
+    return match.group(1).strip()
 
 
 def r1v_accuracy_reward(
@@ -543,11 +546,6 @@ def guir1_accuracy_score(
     return 1.0
 
 
-def _first_answer(text: str | None) -> str | None:
-    match = _ANSWER.search(text) if isinstance(text, str) else None
-    return None if match is None else match.group(1).strip()
-
-
 def guir1_accuracy_reward(
     completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -564,7 +562,7 @@ def guir1_accuracy_reward(
         try:
             gt = extract_action(_row_value(solution, index, lambda v: isinstance(v, str)), coordinates="normalized")
             size = _row_value(screen_size, index, _is_single_pair)
-            answer = _first_answer(completion_text(completion))
+            answer = answer_content(completion_text(completion), whole_without_tags=False)
             pred = None if answer is None else parse_action(answer, "guir1", coordinates=coordinates, image_size=size)
             score = 0.0 if gt is None else guir1_accuracy_score(pred, gt, _row_bbox(bbox, index), size)
             scores.append(_clean(score, 0.0))
@@ -606,7 +604,7 @@ def guir1_format_reward(
         try:
             text = completion_text(completion)
             ok = isinstance(text, str) and _GUIR1_OUTER.fullmatch(text) is not None
-            entries = read_literal(_first_answer(text)) if ok else None
+            entries = read_literal(answer_content(text)) if ok else None
             ok = ok and isinstance(entries, list) and all(_guir1_entry_ok(entry) for entry in entries)
             scores.append(1.0 if ok else 0.0)
         except Exception:  # "never raises"; an answer that is not a literal fails GUI-R1's check too
