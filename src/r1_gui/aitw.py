@@ -1,7 +1,7 @@
 """Android-in-the-Wild action matching: the public reference rules (google-research ``android_in_the_wild``
 ``action_matching.py``), reimplemented in pure Python, and the bridge from ``r1_gui.actions.Action``.
 
-````actions_match`` is the single entry point that both the ``action_match`` reward and the evaluation metric use,
+``actions_match`` is the single entry point that both the ``action_match`` reward and the evaluation metric use,
 so the two can never disagree. Points here are (y, x) in [0, 1], as in AITW.
 
 Arithmetic: the reference runs in JAX, whose default is float32, so every coordinate, box value and threshold is
