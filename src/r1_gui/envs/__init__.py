@@ -12,6 +12,7 @@ import gymnasium
 
 from r1_gui.envs.expert import expert_action
 from r1_gui.envs.phone_env import PhoneEnv
+from r1_gui.envs.replay import ReplayEnv
 from r1_gui.envs.tasks import MAX_STEPS, TASKS
 
 PHONE_ID = "r1_gui/Phone-v0"
@@ -19,5 +20,7 @@ REPLAY_ID = "r1_gui/Replay-v0"
 
 if PHONE_ID not in gymnasium.registry:
     gymnasium.register(id=PHONE_ID, entry_point="r1_gui.envs.phone_env:PhoneEnv")
+if REPLAY_ID not in gymnasium.registry:
+    gymnasium.register(id=REPLAY_ID, entry_point="r1_gui.envs.replay:ReplayEnv")
 
-__all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "PhoneEnv", "expert_action"]
+__all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "PhoneEnv", "ReplayEnv", "expert_action"]
