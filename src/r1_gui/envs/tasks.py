@@ -150,7 +150,7 @@ def _toggle_two(world: PhoneWorld, rng: random.Random):
     first = rng.choice([name for name in world.setting_names if name != second])
     wanted = ((first, rng.random() < 0.5), (second, rng.random() < 0.5))
     words = [f"turn {'on' if on else 'off'} {name}" for name, on in wanted]
-    instruction = f"{words[0].capitalize()} and {words[1]}"
+    instruction = f"{words[0][0].upper()}{words[0][1:]} and {words[1]}"  # keeps the names' case
     return (HOME,), Goal("toggle_two_settings", instruction, settings=wanted), SETTINGS_APP, ()
 
 
