@@ -11,8 +11,9 @@ mobile_use calls on their 999 grid, Aguvis code in fractions, GUI-R1 JSON in pix
 strings and actions the phone does not know never raise: the state stays, the step counts and `info["error"]`
 says why. Rewards: 1.0 when the episode ends in success (the goal state reached and terminate(success)), else 0.0.
 
-Screens are drawn by `r1_gui.synthetic.screens` and cached by what they show, so a step that changes nothing (most
-random actions) costs no drawing.
+Screens are drawn by `r1_gui.synthetic.screens` and cached by episode and what they show (least recently used first
+out, `cache_mb` in all), so a step that changes nothing (most random actions) and a screen seen again (GRPO plays
+each episode several times) cost no drawing.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class PhoneEnv(gym.Env):
             options={"task": ...} overrides either).
         max_steps: steps before truncation; None: the family's default (`r1_gui.envs.tasks.MAX_STEPS`).
         coordinates: the convention of points in model text (None: each style's own).
-        cache_size: rendered screens kept per episode.
+        cache_mb: megabytes of rendered screens kept (0: draw every screen).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
@@ -100,7 +101,7 @@ class PhoneEnv(gym.Env):
         max_steps: int | None = None,
         coordinates: str | None = None,
         render_mode: str | None = None,
-        cache_size: int = 256,
+        cache_mb: float = 64.0,
     ):
         grid = tuple(grid)
         check_screen_settings(width, height, grid, apps)
@@ -112,7 +113,7 @@ class PhoneEnv(gym.Env):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.size = screens.Size(width, height)
         self.grid, self.apps, self.task, self.max_steps = grid, apps, task, max_steps
-        self.coordinates, self.render_mode, self.cache_size = coordinates, render_mode, cache_size
+        self.coordinates, self.render_mode, self.cache_bytes = coordinates, render_mode, int(cache_mb * 2**20)
         self.observation_space = gym.spaces.Dict(
             {
                 "screenshot": gym.spaces.Box(0, 255, (height, width, 3), np.uint8),
@@ -121,6 +122,7 @@ class PhoneEnv(gym.Env):
         )
         self.action_space = ACTION_TEXT_SPACE  # model text; an r1_gui Action is accepted too
         self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._cached_bytes, self._episode_key = 0, None
         self.world = self.state = self.goal = None
         self._steps, self._limit, self._ended = 0, 0, False
 
@@ -134,7 +136,7 @@ class PhoneEnv(gym.Env):
             raise ValueError(f"unknown task {family!r}; valid tasks: {', '.join(TASKS)}")
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**31))
         self.world, self.state, self.goal = new_episode(family, episode_seed, self.size, self.grid, self.apps)
-        self._cache.clear()
+        self._episode_key = (family, episode_seed)
         self._steps, self._ended = 0, False
         self._limit = self.max_steps or MAX_STEPS[family]
         return self._observation(), self._info(success=False, parsed=True, error=None)
@@ -166,15 +168,16 @@ class PhoneEnv(gym.Env):
     # -- observation and info ------------------------------------------------------------------------------------
 
     def _screenshot(self) -> np.ndarray:
-        key = self.state.view_key()
+        key = (self._episode_key, self.state.view_key())
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
         image = np.asarray(self.world.screen(self.state).render(self.size), dtype=np.uint8)
         image.flags.writeable = False
         self._cache[key] = image
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        self._cached_bytes += image.nbytes
+        while self._cached_bytes > self.cache_bytes and self._cache:
+            self._cached_bytes -= self._cache.popitem(last=False)[1].nbytes
         return image
 
     def _observation(self) -> dict:
