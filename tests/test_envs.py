@@ -1,6 +1,7 @@
 """PhoneEnv: every transition a task needs (one hand-written row each), the expert on every family and seed, a
 random policy, bad inputs, determinism, model text in each style, and the Gymnasium contract."""
 
+import random
 from dataclasses import replace
 
 import gymnasium
@@ -247,17 +248,24 @@ def test_expert_succeeds_on_every_seed(family):
 @pytest.mark.parametrize("family", TASKS)
 def test_expert_recovers_after_random_mistakes(family):
     policy = RandomPolicy(seed=1, types=tuple(t for t in RandomPolicy().types if t != "terminate"))
-    unrecoverable = 0
+    picker, unrecoverable, mistakes_made = random.Random(family), 0, 0
     for seed in range(300):
         world, state, goal = episode(family, seed)
-        for _ in range(1 + seed % 3):  # one to three random mistakes first
-            state, *_ = advance(world, state, goal, policy.action())
+        mistake_at = set(picker.sample(range(5), 1 + seed % 3))  # steps where a random action replaces the expert's
+        success = False
+        for number in range(3 * MAX_STEPS[family]):
+            action = policy.action() if number in mistake_at else expert_action(world, state, goal)
+            mistakes_made += number in mistake_at
+            state, terminated, success, _ = advance(world, state, goal, action)
+            if terminated:
+                break
+            if goal.option == "App info" and goal.app not in state.slots:
+                break  # a random "Remove" took the icon whose menu the task needs: no way back (expert.py)
         if goal.option == "App info" and goal.app not in state.slots:
-            unrecoverable += 1  # a random "Remove" took the icon whose menu the task needs: no way back (expert.py)
+            unrecoverable += 1
             continue
-        success, _ = run(world, state, goal, 3 * MAX_STEPS[family])
         assert success, (family, seed, goal.instruction, state)
-    assert unrecoverable <= 3
+    assert unrecoverable <= 3 and mistakes_made >= 300
 
 
 def test_random_policy_rarely_succeeds():
