@@ -72,6 +72,8 @@ def unchanged(world, goal, before, after, error):
     return after == before
 
 
+RESULTS = Page("results", query="pizza")
+LOADING_RESULTS = Page("loading", "Search results", then=RESULTS, remaining=LOADING_STEPS)
 QUICK = lambda world, state, goal: True  # noqa: E731
 TASK_APP_FAST = lambda world, state, goal: goal.app is not None and not world.opens_slowly(goal.app)  # noqa: E731
 
@@ -117,7 +119,8 @@ TRANSITIONS = [
      lambda w, s, g: tap(w, s, "back_button"), lambda w, g, b, a, e: a.top == Page("list", b.top.name)),
     # the navigation bar's back button does the same
     ("nav bar back returns to list", "go_back", lambda w, s, g: s.top.kind == "detail", None,
-     lambda w, s, g: point(*screens.center(nav_buttons(SIZE)["nav:back"])), lambda w, g, b, a, e: a.top == Page("list", b.top.name)),
+     lambda w, s, g: point(*screens.center(nav_buttons(SIZE)["nav:back"])),
+     lambda w, g, b, a, e: a.top == Page("list", b.top.name)),
     # a click on a list row opens its detail page and marks the item as opened
     ("click row opens detail", "go_back", lambda w, s, g: s.top.kind == "list", None,
      lambda w, s, g: tap(w, s, f"row:{g.visited[0][2]}"),
@@ -154,7 +157,7 @@ TRANSITIONS = [
     # Enter runs the query: the results page (through "Search results" loading when slow)
     ("enter submits query", "web_search", QUICK, search_state(True, "pizza"),
      lambda w, s, g: Action("press", keys=("enter",)),
-     lambda w, g, b, a, e: a.top in (Page("results", query="pizza"), Page("loading", "Search results", then=Page("results", query="pizza"), remaining=LOADING_STEPS))),
+     lambda w, g, b, a, e: a.top in (RESULTS, LOADING_RESULTS)),
     # the keyboard's Enter key does the same
     ("keyboard enter submits", "web_search", QUICK, search_state(True, "pizza"),
      lambda w, s, g: tap(w, s, "enter_key"), lambda w, g, b, a, e: a.top.kind in ("results", "loading")),
@@ -184,12 +187,14 @@ TRANSITIONS = [
      lambda w, s, g: Action("scroll", direction="up"), unchanged),
     # a swipe up moves the list by the finger's distance
     ("swipe up moves settings", "toggle_setting", QUICK, lambda w, s, g: settings_state(w, s),
-     lambda w, s, g: Action("swipe", x=0.5, y=0.7, x2=0.5, y2=0.6), lambda w, g, b, a, e: a.scroll_px == round(0.1 * SIZE.height)),
+     lambda w, s, g: Action("swipe", x=0.5, y=0.7, x2=0.5, y2=0.6),
+     lambda w, g, b, a, e: a.scroll_px == round(0.1 * SIZE.height)),
     # a sideways swipe does not move the list
     ("sideways swipe does nothing", "toggle_setting", QUICK, lambda w, s, g: settings_state(w, s),
      lambda w, s, g: Action("swipe", x=0.2, y=0.5, x2=0.8, y2=0.52), unchanged),
     # scrolling a page that fits on the screen changes nothing
-    ("scroll on list does nothing", "go_back", QUICK, None, lambda w, s, g: Action("scroll", direction="down"), unchanged),
+    ("scroll on list does nothing", "go_back", QUICK, None,
+     lambda w, s, g: Action("scroll", direction="down"), unchanged),
     # wait finishes a loading page at once
     ("wait finishes loading", "launch_icon", QUICK,
      lambda w, s, g: replace(s, stack=(HOME, Page("loading", g.app, then=w.main_page(g.app), remaining=2))),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from r1_gui.actions import Action
-from r1_gui.envs.world import HOME, LOADING_STEPS, SETTINGS_APP, Page, PhoneState, PhoneWorld
+from r1_gui.envs.world import HOME, LOADING_STEPS, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import screens
 
 PHONE_ACTIONS = (
@@ -191,6 +191,3 @@ def _scroll(world: PhoneWorld, state: PhoneState, action: Action) -> PhoneState:
     rows = list(zip(world.setting_names, state.settings, strict=True))
     limit = screens.SettingsScreen(world.theme, world.clock, world.settings_title, rows).max_scroll(size)
     return replace(state, scroll_px=min(limit, max(0, state.scroll_px + shift)))
-
-
-__all__ = ["PHONE_ACTIONS", "SETTINGS_APP", "apply", "hit", "nav_buttons"]
