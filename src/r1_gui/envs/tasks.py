@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from r1_gui.envs.world import HOME, SETTINGS_APP, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import episodes, screens
 
-# Per-family default of max_steps: about twice the expert's longest episode (gymnasium.make(..., max_steps=N)).
+# Per-family default of max_steps: two to three times the expert's longest episode (gymnasium.make(..., max_steps=N)).
 MAX_STEPS = {
     "launch_icon": 8,
     "open_app": 8,
