@@ -105,6 +105,24 @@ def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
         return ImageFont.load_default()
 
 
+# Labels recur on every screen (app names, settings, keys), so their measures and glyph masks are computed once
+# per font and string. The masks are those ImageDraw.text draws (anchor "la", whole-pixel origin), so the pixels are
+# the same as drawing each time; any font or Pillow without this path falls back to ImageDraw.text.
+@lru_cache(maxsize=8192)
+def _text_length(face, text: str) -> float:
+    return face.getlength(text)
+
+
+@lru_cache(maxsize=8192)
+def _text_box(face, text: str) -> tuple[int, int, int, int]:
+    return face.getbbox(text)
+
+
+@lru_cache(maxsize=8192)
+def _glyph_mask(face, text: str):
+    return face.getmask2(text, "L", anchor="la", start=(0.0, 0.0), stroke_filled=True)
+
+
 class Canvas:
     """An image plus drawing helpers that place text by its real bounding box (works for any PIL font)."""
 
@@ -117,17 +135,31 @@ class Canvas:
         return max(8, round(base * self.size.unit))
 
     def fitted_font(self, text: str, px: int, max_width: float):
-        while px > 8 and font(px).getlength(text) > max_width:
+        while px > 8 and _text_length(font(px), text) > max_width:
             px -= 1
         return font(px)
 
     def text(self, xy, text: str, px: int, fill: Color, align: str = "left", max_width: float | None = None):
         """Draw one line; xy is its left (or centre, or right) edge and vertical middle."""
         face = self.fitted_font(text, px, max_width) if max_width else font(px)
-        left, top, right, bottom = face.getbbox(text)
+        left, top, right, bottom = _text_box(face, text)
         x, y = xy
         x -= {"left": 0, "center": (right - left) / 2, "right": right - left}[align]
-        self.draw.text((round(x - left), round(y - (top + bottom) / 2)), text, font=face, fill=fill)
+        origin = (round(x - left), round(y - (top + bottom) / 2))
+        if not self._draw_cached_text(origin, text, face, fill):
+            self.draw.text(origin, text, font=face, fill=fill)
+
+    def _draw_cached_text(self, origin: tuple[int, int], text: str, face, fill: Color) -> bool:
+        """Draw `text` from its cached glyph mask, as ImageDraw.text would; False when this Pillow or font cannot."""
+        if not isinstance(face, ImageFont.FreeTypeFont) or self.draw.fontmode != "L":
+            return False
+        try:
+            mask, offset = _glyph_mask(face, text)
+            ink = self.draw._getink(fill)[0]
+            self.draw.draw.draw_bitmap((origin[0] + offset[0], origin[1] + offset[1]), mask, ink)
+        except (AttributeError, TypeError):  # another Pillow's internals
+            return False
+        return True
 
     def box(self, box: Box, fill: Color | None, radius: float = 0, outline: Color | None = None, width: int = 1):
         self.draw.rounded_rectangle(box, radius=radius, fill=fill, outline=outline, width=width)

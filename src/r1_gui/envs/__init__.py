@@ -1,0 +1,26 @@
+"""Gymnasium environments in which a GUI agent acts and sees the next screen. Importing this package registers:
+
+- ``r1_gui/Phone-v0`` (`PhoneEnv`): a simulated phone built on r1_gui.synthetic's screens, with the task families
+  of ``TASKS``, an expert (``info["expert_action"]``) and success checked on the final state;
+- ``r1_gui/Replay-v0`` (`ReplayEnv`): recorded episodes of the builder's parquet, advanced while the agent's
+  actions match the recorded ones under the AITW rule (semi-online, optionally patched by the recorded action).
+
+    python -m r1_gui.envs --task web_search --policy expert --seed 3 --gif runs/episode.gif
+"""
+
+import gymnasium
+
+from r1_gui.envs.expert import expert_action
+from r1_gui.envs.phone_env import PhoneEnv
+from r1_gui.envs.replay import ReplayEnv
+from r1_gui.envs.tasks import MAX_STEPS, TASKS
+
+PHONE_ID = "r1_gui/Phone-v0"
+REPLAY_ID = "r1_gui/Replay-v0"
+
+if PHONE_ID not in gymnasium.registry:
+    gymnasium.register(id=PHONE_ID, entry_point="r1_gui.envs.phone_env:PhoneEnv")
+if REPLAY_ID not in gymnasium.registry:
+    gymnasium.register(id=REPLAY_ID, entry_point="r1_gui.envs.replay:ReplayEnv")
+
+__all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "PhoneEnv", "ReplayEnv", "expert_action"]

@@ -1,0 +1,201 @@
+"""The task families: each builds an episode (world, start state, goal) from a seed; `Goal.reached` checks the
+final state. The seven synthetic families keep their wording; two more need five or more steps.
+
+Success is a check of the state the agent leaves the phone in, never a comparison with a script: "Turn on Wi-Fi"
+is reached when Wi-Fi is on, however the agent got there. (The environment also requires that the agent ends the
+episode with ``terminate(status="success")``.)
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from r1_gui.envs.world import HOME, SETTINGS_APP, Page, PhoneState, PhoneWorld
+from r1_gui.synthetic import episodes, screens
+
+# Per-family default of max_steps: two to three times the expert's longest episode (gymnasium.make(..., max_steps=N)).
+MAX_STEPS = {
+    "launch_icon": 8,
+    "open_app": 8,
+    "web_search": 16,
+    "toggle_setting": 16,
+    "icon_menu": 8,
+    "go_back": 8,
+    "go_home": 8,
+    "search_two_results": 24,
+    "toggle_two_settings": 24,
+}
+TASKS = tuple(MAX_STEPS)
+LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What a task asks for. `page`: the page that must be on top (None: any); `absent_app`: an app that must be
+    gone from the home screen; `settings`: (name, on) pairs; `visited`: keys of pages that must have been opened."""
+
+    family: str
+    instruction: str
+    page: Page | None = None
+    home_kind_only: bool = False  # the top page only has to be the home screen (menu or not)
+    absent_app: str | None = None
+    settings: tuple[tuple[str, bool], ...] = ()
+    visited: tuple[tuple, ...] = ()
+    # what the expert aims for (not part of the success check)
+    app: str | None = None
+    query: str | None = None
+    sites: tuple[str, ...] = ()
+    option: str | None = None
+
+    def reached(self, world: PhoneWorld, state: PhoneState) -> bool:
+        if self.home_kind_only and state.top.kind != "home":
+            return False
+        if self.page is not None and state.top != self.page:
+            return False
+        if self.absent_app is not None and self.absent_app in state.slots:
+            return False
+        if any(state.setting(world, name) != on for name, on in self.settings):
+            return False
+        return all(key in state.visited for key in self.visited)
+
+
+def new_episode(
+    family: str, seed: int, size: screens.Size, grid: tuple[int, int], apps: int
+) -> tuple[PhoneWorld, PhoneState, Goal]:
+    """Episode `seed` of a family: the world, the start state and the goal."""
+    world = PhoneWorld(seed, size, grid, apps)
+    rng = random.Random(f"r1_gui-env:{seed}:task")
+    names = rng.sample(screens.SETTING_NAMES, rng.randint(12, len(screens.SETTING_NAMES)))
+    world.setting_names, world.engine = tuple(names), rng.choice(episodes.ENGINES)
+    world.slow = {app for app in world.app_names if rng.random() < 0.3}
+    settings = tuple(rng.random() < 0.5 for _ in names)
+    stack, goal, containing, excluding = _FAMILIES[family](world, rng)
+    world.base_home = world.home(containing=containing, excluding=excluding)
+    for name, on in goal.settings:  # every switch the task asks to flip starts the other way
+        index = names.index(name)
+        settings = settings[:index] + (not on,) + settings[index + 1 :]
+    return world, PhoneState(stack, tuple(world.base_home.slots), settings), goal
+
+
+def _launch(world: PhoneWorld, rng: random.Random):
+    app = world.other_app()
+    instruction = rng.choice(LAUNCH_WORDING).format(app)
+    return (HOME,), Goal("launch_icon", instruction, page=world.main_page(app), app=app), app, ()
+
+
+def _open_app(world: PhoneWorld, rng: random.Random):
+    app = world.other_app()
+    goal = Goal("open_app", rng.choice(LAUNCH_WORDING).format(app), page=world.main_page(app), app=app)
+    if rng.random() < 0.5:
+        return (HOME,), goal, None, (app,)
+    other = world.other_app(app, SETTINGS_APP)
+    return (HOME, world.main_page(other)), goal, None, ()
+
+
+def _search_start(world: PhoneWorld, rng: random.Random, query: str) -> tuple[Page, ...]:
+    if rng.random() < 0.5:
+        world.slow.add(f"search:{query}")
+    return (HOME,) if rng.random() < 0.5 else (HOME, Page("search", world.engine))
+
+
+def _web_search(world: PhoneWorld, rng: random.Random):
+    query = rng.choice(episodes.QUERIES)
+    site = rng.choice([site for site, _ in world.results(query)])
+    stack = _search_start(world, rng, query)
+    instruction = f"Search for '{query}' and open the result from {site}"
+    return (
+        stack,
+        Goal("web_search", instruction, page=Page("site", site, query=query), query=query, sites=(site,)),
+        None,
+        (),
+    )
+
+
+def _search_two(world: PhoneWorld, rng: random.Random):
+    query = rng.choice(episodes.QUERIES)
+    first, second = rng.sample([site for site, _ in world.results(query)], 2)
+    stack = _search_start(world, rng, query)
+    instruction = f"Search for '{query}', open the result from {first}, then go back and open the result from {second}"
+    goal = Goal(
+        "search_two_results",
+        instruction,
+        page=Page("site", second, query=query),
+        visited=(("site", query, first),),
+        query=query,
+        sites=(first, second),
+    )
+    return stack, goal, None, ()
+
+
+def _below_first_page(world: PhoneWorld) -> list[str]:
+    rows = [(name, False) for name in world.setting_names]
+    shown = screens.SettingsScreen(world.theme, world.clock, world.settings_title, rows).visible_settings(world.size)
+    return [name for name in world.setting_names if name not in shown]
+
+
+def _toggle(world: PhoneWorld, rng: random.Random):
+    from_home = rng.random() < 0.3
+    world.settings_title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    below = _below_first_page(world)
+    setting = rng.choice(below if below and rng.random() < 0.6 else world.setting_names)
+    turn_on = rng.random() < 0.5
+    goal = Goal("toggle_setting", f"Turn {'on' if turn_on else 'off'} {setting}", settings=((setting, turn_on),))
+    return ((HOME,), goal, SETTINGS_APP, ()) if from_home else ((HOME, Page("settings")), goal, None, ())
+
+
+def _toggle_two(world: PhoneWorld, rng: random.Random):
+    below = _below_first_page(world) or list(world.setting_names)
+    second = rng.choice(below)
+    first = rng.choice([name for name in world.setting_names if name != second])
+    wanted = ((first, rng.random() < 0.5), (second, rng.random() < 0.5))
+    words = [f"turn {'on' if on else 'off'} {name}" for name, on in wanted]
+    instruction = f"{words[0][0].upper()}{words[0][1:]} and {words[1]}"  # keeps the names' case
+    return (HOME,), Goal("toggle_two_settings", instruction, settings=wanted), SETTINGS_APP, ()
+
+
+def _icon_menu(world: PhoneWorld, rng: random.Random):
+    app, option = world.other_app(), rng.choice(("Remove", "App info"))
+    if option == "Remove":
+        goal = Goal("icon_menu", f"Remove the {app} app from the home screen", absent_app=app, app=app, option=option)
+    else:
+        goal = Goal("icon_menu", f"Show the app info of {app}", page=Page("app_info", app), app=app, option=option)
+    return (HOME,), goal, app, ()
+
+
+def _go_back(world: PhoneWorld, rng: random.Random):
+    app = world.other_app(SETTINGS_APP)
+    item = rng.choice(world.app_page(app).items)
+    listing = Page("list", app)
+    if rng.random() < 0.5:
+        instruction = f"Open '{item}' in {app}, then go back to the list"
+        goal = Goal("go_back", instruction, page=listing, visited=(("item", app, item),), app=app)
+        return (HOME, listing), goal, None, ()
+    goal = Goal("go_back", f"Go back to the {app} list", page=listing, app=app)
+    return (HOME, listing, Page("detail", app, item)), goal, None, ()
+
+
+def _go_home(world: PhoneWorld, rng: random.Random):
+    current = world.other_app(SETTINGS_APP)
+    stack = (HOME, Page("list", current))
+    if rng.random() < 0.5:
+        stack += (Page("detail", current, rng.choice(world.app_page(current).items)),)
+    if rng.random() < 0.5:
+        instruction = rng.choice(("Go to the home screen", "Return to the home screen"))
+        return stack, Goal("go_home", instruction, home_kind_only=True), None, ()
+    app = world.other_app(current)
+    instruction = f"Go to the home screen and open the {app} app"
+    return stack, Goal("go_home", instruction, page=world.main_page(app), app=app), app, ()
+
+
+_FAMILIES = {
+    "launch_icon": _launch,
+    "open_app": _open_app,
+    "web_search": _web_search,
+    "toggle_setting": _toggle,
+    "icon_menu": _icon_menu,
+    "go_back": _go_back,
+    "go_home": _go_home,
+    "search_two_results": _search_two,
+    "toggle_two_settings": _toggle_two,
+}
