@@ -232,8 +232,15 @@ BAD_FILES = [
     ("unknown-id", ['{"id": "r1", "output": "x"}', '{"id": "zz", "output": "x"}'], "line 2: id 'zz' is not in the"),
     # the same id twice
     ("duplicate-id", ['{"id": "r1", "output": "x"}', '{"id": "r1", "output": "y"}'], "already appeared on line 1"),
-    # output missing
-    ("no-output", ['{"id": "r1"}'], "line 1 .id .r1..: \"output\" must be a string or null"),
+    # output missing: the message names the missing key (it said "must be a string or null", issue 24)
+    ("no-output", ['{"id": "r1"}'], "line 1 .id .r1.. has no \"output\" key"),
+    # output of another type
+    ("output-not-text", ['{"id": "r1", "output": 3}'], "line 1 .id .r1..: \"output\" must be a string or null"),
+    # saved as UTF-16 (Windows "Unicode"): json would decode it as UTF-16 and blame that encoding
+    ("utf-16", ['{"id": "r1", "output": "x"}'.encode("utf-16")], "line 1 starts with a UTF-16 byte-order mark"),
+    # a byte that is not UTF-8 on line 2
+    ("latin-1", ['{"id": "r1", "output": "x"}', '{"id": "r2", "output": "caf\xe9"}'.encode("latin-1")],
+     "line 2 is not UTF-8 text"),
     # not an object
     ("not-an-object", ['["r1", "x"]'], 'line 1: expected an object with a string "id"'),
 ]  # fmt: skip
@@ -242,7 +249,7 @@ BAD_FILES = [
 @pytest.mark.parametrize("lines, message", [case[1:] for case in BAD_FILES], ids=[case[0] for case in BAD_FILES])
 def test_a_bad_predictions_file_names_the_line(hand_dataset, tmp_path, lines, message):
     predictions = tmp_path / "bad.jsonl"
-    predictions.write_text("\n".join(lines) + "\n")
+    predictions.write_bytes(b"\n".join(line if isinstance(line, bytes) else line.encode() for line in lines) + b"\n")
     with pytest.raises(EvaluationError, match=message):
         evaluate_predictions(predictions, hand_dataset, output_dir=tmp_path / "results")
 
