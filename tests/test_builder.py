@@ -18,6 +18,7 @@ from PIL import Image
 
 from r1_gui.actions import Action, extract_action
 from r1_gui.builder import SKIP_REASONS, BuildError, build, writers
+from r1_gui.builder import main as builder_main
 from r1_gui.builder.records import PROBLEM_TEMPLATE, episode_and_step, level_in_name, level_of, parse_history
 from r1_gui.builder.sampling import balanced_quotas, select, split_by_episode
 from r1_gui.synthetic import episodes as synthetic
@@ -467,6 +468,32 @@ def test_existing_output_needs_overwrite(raw, tmp_path):
     build([raw / "synthetic-l1.json"], None, out, overwrite=True, progress=False)
     assert not (out / "stale.txt").exists() and (out / "train.parquet").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # an empty JSON list: the message read "no usable record in empty.json (; e.g. -)"
+        (["--input", "{tmp}/empty.json"], r"^error: no records in \S*empty\.json: the file is empty"),
+        # a GUI-R1 parquet without --input_format guir1: was told to pass --image_dir
+        (
+            ["--input", "{tmp}/guir1/train.parquet"],
+            r"^error: \S*train\.parquet is a parquet file.*--input_format guir1",
+        ),
+    ],
+    ids=["empty-list", "guir1-without-input-format"],
+)
+def test_cli_says_what_is_wrong_with_the_input(tmp_path, argv, message):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "empty.json").write_text("[]\n")
+    (tmp_path / "guir1").mkdir()
+    pq.write_table(
+        pa.table({"instruction": ["Open the clock"], "gt_action": ["click"]}), tmp_path / "guir1" / "train.parquet"
+    )
+    argv = [arg.format(tmp=tmp_path) for arg in argv]
+    with pytest.raises(SystemExit, match=message):
+        builder_main([*argv, "--output_dir", str(tmp_path / "out"), "--no_progress"])
+    assert not (tmp_path / "out").exists()
 
 
 def test_input_errors_name_the_file(raw, tmp_path):
