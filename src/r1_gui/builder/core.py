@@ -63,7 +63,7 @@ class BuildConfig:
     embed_images: bool = False  # store image bytes (a datasets.Image feature) instead of paths
     verify_images: bool = False  # open every image with PIL (slow) instead of only checking the file
     export: tuple[str, ...] = ()  # extra formats: "llamafactory", "guir1"
-    overwrite: bool = False  # replace a non-empty output_dir
+    overwrite: bool = False  # replace an earlier build in output_dir (never a folder holding other files)
     progress: bool = True  # tqdm progress bars
 
     def __post_init__(self) -> None:
@@ -224,8 +224,8 @@ def build(
         embed_images, verify_images, tuple(export), overwrite, progress,
     )  # fmt: skip
     output = Path(config.output_dir)
-    check_output_dir(output, config.overwrite)
     sources = resolve_sources(config, output)
+    check_output_dir(output, config.overwrite)
     skips, timings = Skips(), Counter({"read": 0.0, "records": 0.0, "sample": 0.0, "write": 0.0, "export": 0.0})
 
     examples = read_examples(sources, config, output, skips, timings)
