@@ -4,11 +4,12 @@ A run appends to an earlier predictions.jsonl only when the model's files, the s
 settings are those the earlier lines were made with (runner ``_check_resume``); run_config.json records all three.
 
 - Model: the sha256 of every file ``from_pretrained`` and the processor read (``MODEL_FILE_PATTERNS``: weights,
-  configs, tokenizer, processor), and one digest over their names and hashes. Hashing reads every byte (sha256,
-  1.24 GB/s measured on a 400 MB file: 0.32 s; so about 12 s for a 15 GB 7B checkpoint), so the per-file hashes are
-  kept in run_config.json with each file's size and modification time (ns): a file whose size and mtime are
-  unchanged keeps its recorded hash and is not read again; any other file is hashed again, so a copied checkpoint
-  (new mtimes, same bytes) still matches and a rebuilt one does not.
+  configs, tokenizer, processor), and one digest over their names and hashes. Hashing reads every byte: a 400 MB
+  file took 0.32 s on an idle CPU core and 0.72-0.82 s on a busy 2-core machine (bench/fingerprint_cost.py), so
+  about 12-30 s for a 15 GB 7B checkpoint. The per-file hashes are therefore kept in run_config.json with each
+  file's size and modification time (ns): a file whose size and mtime are unchanged keeps its recorded hash and is
+  not read again (0.6 ms); any other file is hashed again, so a copied checkpoint (new mtimes, same bytes) still
+  matches and a rebuilt one does not.
 - Dataset: one sha256 over every row of the split, every column, in order (embedded screenshots by their bytes; a
   screenshot given as a path counts by that path, not by the file's bytes).
 """
