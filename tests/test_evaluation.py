@@ -16,7 +16,15 @@ from PIL import Image
 
 from r1_gui.actions import extract_action
 from r1_gui.builder import build
-from r1_gui.evaluation import EvaluationError, HFGenerator, evaluate, evaluate_predictions, runner, score_predictions
+from r1_gui.evaluation import (
+    EvaluationError,
+    HFGenerator,
+    evaluate,
+    evaluate_predictions,
+    fingerprint,
+    runner,
+    score_predictions,
+)
 from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
 from r1_gui.evaluation.records import read_records
@@ -340,7 +348,7 @@ def cli_argv(model: Path, dataset: Path, output_dir: Path, *extra: str) -> list[
             "--max_new_tokens", "24", "--max_pixels", "50176", "--gallery_size", "0", *extra]  # fmt: skip
 
 
-def test_a_model_retrained_at_the_same_path_is_not_resumed(tiny_qwen2_vl, eval_dataset, tmp_path, caplog):
+def test_a_model_retrained_at_the_same_path_is_not_resumed(tiny_qwen2_vl, eval_dataset, tmp_path, caplog, monkeypatch):
     """Issue 24: rebuilding a model at the same path and rerunning logged "0 of N samples to generate" and kept the
     old model's predictions."""
     from safetensors.torch import load_file, save_file
@@ -350,7 +358,9 @@ def test_a_model_retrained_at_the_same_path_is_not_resumed(tiny_qwen2_vl, eval_d
     argv = cli_argv(model, eval_dataset, tmp_path / "results", "--max_samples", "2")
     main(argv)
     caplog.clear()
+    monkeypatch.setattr(fingerprint, "hash_file", lambda path: pytest.fail(f"re-read the unchanged {path}"))
     main(argv)  # unchanged: resumes, and says so where the demo (WARNING level) shows it
+    monkeypatch.undo()
     assert any(r.levelname == "WARNING" and "resuming" in r.getMessage() and "2 of 2 samples already there" in
                r.getMessage() for r in caplog.records)  # fmt: skip
 

@@ -7,9 +7,9 @@ settings are those the earlier lines were made with (runner ``_check_resume``); 
   configs, tokenizer, processor), and one digest over their names and hashes. Hashing reads every byte: a 400 MB
   file took 0.32 s on an idle CPU core and 0.72-0.82 s on a busy 2-core machine (bench/fingerprint_cost.py), so
   about 12-30 s for a 15 GB 7B checkpoint. The per-file hashes are therefore kept in run_config.json with each
-  file's size and modification time (ns): a file whose size and mtime are unchanged keeps its recorded hash and is
-  not read again (0.6 ms); any other file is hashed again, so a copied checkpoint (new mtimes, same bytes) still
-  matches and a rebuilt one does not.
+  file's size and modification time (ns) and the folder's resolved path: a file of the same folder whose size and
+  mtime are unchanged keeps its recorded hash and is not read again (0.6 ms); any other file is hashed again, so a
+  copied checkpoint (another folder or new mtimes, same bytes) still matches and a rebuilt one does not.
 - Dataset: one sha256 over every row of the split, every column, in order (embedded screenshots by their bytes; a
   screenshot given as a path counts by that path, not by the file's bytes).
 """

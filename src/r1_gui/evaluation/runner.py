@@ -326,9 +326,11 @@ def evaluate(
     }
     output_dir = Path(output_dir)
     earlier = None if overwrite else _earlier_run(output_dir)
-    model = model_fingerprint(_model_folder(model_name_or_path), (earlier or {}).get("model_files"))
+    folder = str(_model_folder(model_name_or_path).resolve())
+    recorded = (earlier or {}).get("model_files") if (earlier or {}).get("model_folder") == folder else None
+    model = model_fingerprint(Path(folder), recorded)  # the recorded hashes of that very folder spare re-reading
     settings |= {"model_fingerprint": model["sha256"], "dataset_fingerprint": dataset_fingerprint(rows)}
-    run_config = {**settings, "model_files": model["files"]}
+    run_config = {**settings, "model_folder": folder, "model_files": model["files"]}
     _check_resume(output_dir, earlier, run_config)
     if overwrite:
         clear_run(output_dir)
