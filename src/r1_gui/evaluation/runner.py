@@ -242,7 +242,7 @@ def clear_run(output_dir: Path) -> list[str]:
         if not any(gallery.iterdir()):
             gallery.rmdir()
     if removed:
-        logger.warning("--overwrite: deleted %s in %s", ", ".join(removed), output_dir)
+        logger.warning("starting over: deleted the earlier evaluation files %s in %s", ", ".join(removed), output_dir)
     return removed
 
 
