@@ -467,8 +467,9 @@ def test_existing_output_needs_overwrite(raw, tmp_path):
     (out / "stale.txt").write_text("x")
     with pytest.raises(FileExistsError, match="--overwrite"):
         build([raw / "synthetic-l1.json"], None, out, progress=False)
-    with pytest.raises(FileExistsError, match=r"not one: it holds stale\.txt; move those files away"):
-        build([raw / "synthetic-l1.json"], None, out, overwrite=True, progress=False)
+    argv = ["--input", str(raw / "synthetic-l1.json"), "--output_dir", str(out), "--overwrite", "--no_progress"]
+    with pytest.raises(SystemExit, match=r"^error: --overwrite replaces only an earlier output .*it holds stale\.txt"):
+        builder_main(argv)
     assert (out / "stale.txt").read_text() == "x"
     (out / "stale.txt").unlink()
     build([raw / "synthetic-l1.json"], None, out, num_samples=5, export=["llamafactory"], progress=False)
