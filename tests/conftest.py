@@ -67,3 +67,26 @@ def synthetic_dataset(synthetic_raw, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dataset") / "synthetic"
     build([synthetic_raw / "synthetic-l1.json"], synthetic_raw / "images", out, test_size=0.2, seed=0, progress=False)
     return out
+
+
+@pytest.fixture
+def kill_then_rerun():
+    """run(target, script, argv, folder): run `python script *argv` killed by SIGKILL at its first call of target
+    ("module:attribute"), check it left exactly one new hidden .*.partial-* folder in folder, then run the same
+    command plainly; returns (that folder's name, the second run's CompletedProcess)."""
+    import subprocess
+
+    def run(target: str, script: str, argv: list[str], folder: Path):
+        before = {path.name for path in folder.iterdir()}
+        helper = str(REPO / "tests" / "helpers" / "kill_mid_write.py")
+        killed = subprocess.run(
+            [sys.executable, helper, target, script, *argv], cwd=REPO, capture_output=True, text=True, timeout=120
+        )
+        assert killed.returncode == -9, killed.stderr
+        left = sorted({path.name for path in folder.iterdir()} - before)
+        assert len(left) == 1 and ".partial-" in left[0], left
+        rerun = subprocess.run([sys.executable, script, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert rerun.returncode == 0, rerun.stderr
+        return left[0], rerun
+
+    return run

@@ -5,6 +5,7 @@ import io
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +19,7 @@ from PIL import Image
 
 from r1_gui.actions import Action, extract_action
 from r1_gui.builder import SKIP_REASONS, BuildError, build, writers
+from r1_gui.builder import main as builder_main
 from r1_gui.builder.records import PROBLEM_TEMPLATE, episode_and_step, level_in_name, level_of, parse_history
 from r1_gui.builder.sampling import balanced_quotas, select, split_by_episode
 from r1_gui.synthetic import episodes as synthetic
@@ -444,8 +446,8 @@ def test_embedded_images_are_a_datasets_image(raw, tmp_path):
 
 def test_interrupted_build_leaves_nothing_and_keeps_the_old_output(raw, tmp_path, monkeypatch):
     old = tmp_path / "out"
-    old.mkdir()
-    (old / "keep.txt").write_text("old dataset")
+    build([raw / "synthetic-l1.json"], None, old, num_samples=5, progress=False)  # an earlier build, to replace
+    before = {path.name: path.read_bytes() for path in old.iterdir()}
 
     def crash(*args, **kwargs):
         raise RuntimeError("disk full")
@@ -455,18 +457,77 @@ def test_interrupted_build_leaves_nothing_and_keeps_the_old_output(raw, tmp_path
         with pytest.raises(RuntimeError, match="disk full"):
             build([raw / "synthetic-l1.json"], None, target, overwrite=True, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-    assert [p.name for p in old.iterdir()] == ["keep.txt"] and (old / "keep.txt").read_text() == "old dataset"
+    assert {path.name: path.read_bytes() for path in old.iterdir()} == before
 
 
 def test_existing_output_needs_overwrite(raw, tmp_path):
+    """--overwrite replaces an earlier build only: it used to delete whatever the folder held (issue 24)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "stale.txt").write_text("x")
     with pytest.raises(FileExistsError, match="--overwrite"):
         build([raw / "synthetic-l1.json"], None, out, progress=False)
+    argv = ["--input", str(raw / "synthetic-l1.json"), "--output_dir", str(out), "--overwrite", "--no_progress"]
+    with pytest.raises(SystemExit, match=r"^error: --overwrite replaces only an earlier output .*it holds stale\.txt"):
+        builder_main(argv)
+    assert (out / "stale.txt").read_text() == "x"
+    (out / "stale.txt").unlink()
+    build([raw / "synthetic-l1.json"], None, out, num_samples=5, export=["llamafactory"], progress=False)
+    (out / "llamafactory" / "notes.md").write_text("mine")  # a user's file inside an earlier build
+    with pytest.raises(FileExistsError, match=r"would delete 1 file.*: llamafactory/notes\.md; move them away"):
+        build([raw / "synthetic-l1.json"], None, out, overwrite=True, progress=False)
+    assert (out / "llamafactory" / "notes.md").read_text() == "mine"
+    (out / "llamafactory" / "notes.md").unlink()
     build([raw / "synthetic-l1.json"], None, out, overwrite=True, progress=False)
-    assert not (out / "stale.txt").exists() and (out / "train.parquet").is_file()
+    assert (out / "train.parquet").is_file() and not (out / "llamafactory").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # an empty JSON list: the message read "no usable record in empty.json (; e.g. -)"
+        (["--input", "{tmp}/empty.json"], r"^error: no records in \S*empty\.json: the file is empty"),
+        # a GUI-R1 parquet without --input_format guir1: was told to pass --image_dir
+        (
+            ["--input", "{tmp}/guir1/train.parquet"],
+            r"^error: \S*train\.parquet is a parquet file.*--input_format guir1",
+        ),
+    ],
+    ids=["empty-list", "guir1-without-input-format"],
+)
+def test_cli_says_what_is_wrong_with_the_input(tmp_path, argv, message):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "empty.json").write_text("[]\n")
+    (tmp_path / "guir1").mkdir()
+    pq.write_table(
+        pa.table({"instruction": ["Open the clock"], "gt_action": ["click"]}), tmp_path / "guir1" / "train.parquet"
+    )
+    argv = [arg.format(tmp=tmp_path) for arg in argv]
+    with pytest.raises(SystemExit, match=message):
+        builder_main([*argv, "--output_dir", str(tmp_path / "out"), "--no_progress"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_killed_build_leaves_a_partial_folder_that_the_next_build_removes(raw, tmp_path, kill_then_rerun):
+    """kill -9 runs no cleanup: its hidden .out.partial-* folder stayed for good (issue 24)."""
+    argv = ["--input", str(raw / "synthetic-l1.json"), "--output_dir", str(tmp_path / "out"), "--num_samples", "5",
+            "--no_progress"]  # fmt: skip
+    (tmp_path / ".other.partial-abc").mkdir()  # another output's: not this build's business
+    partial, rerun = kill_then_rerun("r1_gui.builder.writers:write_parquet", "dataset/raw_load_data.py", argv, tmp_path)
+    assert f"removed {tmp_path / partial}, left by an interrupted run" in rerun.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".other.partial-abc", "out"]
+
+
+def test_a_live_or_unknown_partial_folder_is_left_alone_with_a_warning(raw, tmp_path, caplog):
+    live = tmp_path / f".out.partial-{socket.gethostname()}-{os.getpid()}-abcd1234"  # this very process: alive
+    old_form = tmp_path / ".out.partial-k2j4h5g6"  # made by an older r1_gui: no owner in its name
+    for folder in (live, old_form):
+        folder.mkdir()
+    build([raw / "synthetic-l1.json"], None, tmp_path / "out", num_samples=5, progress=False)
+    assert live.is_dir() and old_form.is_dir()
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "left" in r.getMessage()]
+    assert any(str(live) in m for m in warned) and any(str(old_form) in m for m in warned)
 
 
 def test_input_errors_name_the_file(raw, tmp_path):

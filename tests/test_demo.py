@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from r1_gui.demo import HEADLINE, DemoConfig, comparison_table, moving_average
+from r1_gui.demo import HEADLINE, DemoConfig, build_data, comparison_table, evaluate_model, moving_average
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS = ("action_match_accuracy", "type_accuracy", "param_accuracy", "parse_rate", "step_success", "num_samples")
@@ -42,6 +42,23 @@ def test_fast_config_is_a_smaller_run_of_the_same_pipeline():
     full, fast = DemoConfig(), DemoConfig.fast()
     assert fast.sft_steps < full.sft_steps and fast.grpo_steps < full.grpo_steps
     assert fast.reward_funcs == full.reward_funcs == ("action_match",)  # the evaluation's own matching rule
+
+
+def test_a_rerun_with_another_seed_evaluates_its_own_test_split(tiny_qwen2_vl, tmp_path):
+    """Issue 24: `bash local_scripts/demo.sh --seed 1` after a seed-0 run into the same folder kept 5 of the 8
+    seed-0 predictions (3 with another ground truth). Each run's data is rebuilt; its evaluation starts over."""
+    import pyarrow.parquet as pq
+
+    config = DemoConfig.fast()
+    for seed in (0, 1):
+        build_data(config, tmp_path, seed)
+        metrics = evaluate_model(config, tiny_qwen2_vl, tmp_path, "eval_grpo")
+        test_rows = pq.read_table(tmp_path / "data" / "test.parquet").to_pylist()[: config.eval_max_samples]
+        lines = (tmp_path / "eval_grpo" / "predictions.jsonl").read_text().splitlines()
+        records = [json.loads(line) for line in lines]
+        assert [r["id"] for r in records] == [row["id"] for row in test_rows], seed
+        assert [r["ground_truth"] for r in records] == [json.loads(row["action_json"]) for row in test_rows], seed
+        assert metrics["num_samples"] == len(test_rows)
 
 
 @pytest.mark.slow

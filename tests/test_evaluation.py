@@ -16,7 +16,15 @@ from PIL import Image
 
 from r1_gui.actions import extract_action
 from r1_gui.builder import build
-from r1_gui.evaluation import EvaluationError, HFGenerator, evaluate, evaluate_predictions, runner, score_predictions
+from r1_gui.evaluation import (
+    EvaluationError,
+    HFGenerator,
+    evaluate,
+    evaluate_predictions,
+    fingerprint,
+    runner,
+    score_predictions,
+)
 from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
 from r1_gui.evaluation.records import read_records
@@ -232,8 +240,15 @@ BAD_FILES = [
     ("unknown-id", ['{"id": "r1", "output": "x"}', '{"id": "zz", "output": "x"}'], "line 2: id 'zz' is not in the"),
     # the same id twice
     ("duplicate-id", ['{"id": "r1", "output": "x"}', '{"id": "r1", "output": "y"}'], "already appeared on line 1"),
-    # output missing
-    ("no-output", ['{"id": "r1"}'], "line 1 .id .r1..: \"output\" must be a string or null"),
+    # output missing: the message names the missing key (it said "must be a string or null", issue 24)
+    ("no-output", ['{"id": "r1"}'], "line 1 .id .r1.. has no \"output\" key"),
+    # output of another type
+    ("output-not-text", ['{"id": "r1", "output": 3}'], "line 1 .id .r1..: \"output\" must be a string or null"),
+    # saved as UTF-16 (Windows "Unicode"): json would decode it as UTF-16 and blame that encoding
+    ("utf-16", ['{"id": "r1", "output": "x"}'.encode("utf-16")], "line 1 starts with a UTF-16 byte-order mark"),
+    # a byte that is not UTF-8 on line 2
+    ("latin-1", ['{"id": "r1", "output": "x"}', '{"id": "r2", "output": "caf\xe9"}'.encode("latin-1")],
+     "line 2 is not UTF-8 text"),
     # not an object
     ("not-an-object", ['["r1", "x"]'], 'line 1: expected an object with a string "id"'),
 ]  # fmt: skip
@@ -242,7 +257,7 @@ BAD_FILES = [
 @pytest.mark.parametrize("lines, message", [case[1:] for case in BAD_FILES], ids=[case[0] for case in BAD_FILES])
 def test_a_bad_predictions_file_names_the_line(hand_dataset, tmp_path, lines, message):
     predictions = tmp_path / "bad.jsonl"
-    predictions.write_text("\n".join(lines) + "\n")
+    predictions.write_bytes(b"\n".join(line if isinstance(line, bytes) else line.encode() for line in lines) + b"\n")
     with pytest.raises(EvaluationError, match=message):
         evaluate_predictions(predictions, hand_dataset, output_dir=tmp_path / "results")
 
@@ -325,6 +340,97 @@ def test_resume_refuses_other_settings(full_run, tiny_qwen2_vl, eval_dataset, tm
     shutil.copytree(full_run[0], output_dir)
     with pytest.raises(EvaluationError, match=r"max_new_tokens: 24 -> 8.*new --output_dir"):
         evaluate(tiny_qwen2_vl, eval_dataset, "test", output_dir, **{**FAST, "max_new_tokens": 8})
+
+
+def cli_argv(model: Path, dataset: Path, output_dir: Path, *extra: str) -> list[str]:
+    """eval/test_aitw.py's arguments for a tiny model run with the FAST settings."""
+    return ["--model_name_or_path", str(model), "--dataset", str(dataset), "--output_dir", str(output_dir),
+            "--max_new_tokens", "24", "--max_pixels", "50176", "--gallery_size", "0", *extra]  # fmt: skip
+
+
+def test_a_model_retrained_at_the_same_path_is_not_resumed(tiny_qwen2_vl, eval_dataset, tmp_path, caplog, monkeypatch):
+    """Issue 24: rebuilding a model at the same path and rerunning logged "0 of N samples to generate" and kept the
+    old model's predictions."""
+    from safetensors.torch import load_file, save_file
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_qwen2_vl, model)
+    argv = cli_argv(model, eval_dataset, tmp_path / "results", "--max_samples", "2")
+    main(argv)
+    caplog.clear()
+    monkeypatch.setattr(fingerprint, "hash_file", lambda path: pytest.fail(f"re-read the unchanged {path}"))
+    main(argv)  # unchanged: resumes, and says so where the demo (WARNING level) shows it
+    monkeypatch.undo()
+    assert any(r.levelname == "WARNING" and "resuming" in r.getMessage() and "2 of 2 samples already there" in
+               r.getMessage() for r in caplog.records)  # fmt: skip
+
+    weights = load_file(model / "model.safetensors")  # "retrain": other weights, same file name and size
+    weights = {name: tensor + 0.5 if name.endswith("lm_head.weight") else tensor for name, tensor in weights.items()}
+    save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
+    before = (tmp_path / "results" / "predictions.jsonl").read_bytes()
+    with pytest.raises(SystemExit, match=r"^error: .*model's files differ \(model\.safetensors;.*--overwrite"):
+        main(argv)
+    assert (tmp_path / "results" / "predictions.jsonl").read_bytes() == before  # nothing touched
+
+    (tmp_path / "results" / "notes.txt").write_text("mine")
+    main([*argv, "--overwrite"])
+    main(cli_argv(model, eval_dataset, tmp_path / "fresh", "--max_samples", "2"))
+    assert lines_of(tmp_path / "results" / "predictions.jsonl") == lines_of(tmp_path / "fresh" / "predictions.jsonl")
+    assert (tmp_path / "results" / "notes.txt").read_text() == "mine"  # --overwrite deletes only evaluation files
+
+
+def test_a_dataset_rebuilt_at_the_same_path_is_not_resumed(tiny_qwen2_vl, eval_dataset, tmp_path):
+    """Issue 24: after the demo rebuilt its data with another seed, predictions of the old test rows were reused."""
+    rows = split_rows(eval_dataset)[:3]
+    dataset = write_dataset(tmp_path / "data", rows)
+    argv = cli_argv(tiny_qwen2_vl, dataset, tmp_path / "results", "--max_samples", "2")
+    main(argv)
+    rows[2]["solution"] = "<answer>mobile.home()</answer>"  # a row past --max_samples 2 changed: still another split
+    write_dataset(dataset, rows)
+    with pytest.raises(SystemExit, match=r"rows of the dataset split differ.*--overwrite.*new --output_dir"):
+        main(argv)
+    copied = tmp_path / "moved-model"  # the same model files elsewhere resume: content counts, not the path
+    shutil.copytree(tiny_qwen2_vl, copied)
+    write_dataset(dataset, split_rows(eval_dataset)[:3])
+    assert main(cli_argv(copied, dataset, tmp_path / "results", "--max_samples", "2"))["num_samples"] == 2
+
+
+def test_a_model_run_and_a_predictions_run_never_replace_each_other(full_run, tiny_qwen2_vl, eval_dataset, tmp_path):
+    """Issue 24: --predictions pointed at a model run's folder silently replaced its predictions and run_config."""
+    model_run = tmp_path / "model-run"
+    shutil.copytree(full_run[0], model_run)
+    kept = {name: (model_run / name).read_bytes() for name in ("predictions.jsonl", "run_config.json")}
+    predictions = tmp_path / "other.jsonl"
+    predictions.write_text(json.dumps({"id": split_rows(eval_dataset)[0]["id"], "output": "mobile.back()"}) + "\n")
+    scoring = ["--predictions", str(predictions), "--dataset", str(eval_dataset), "--output_dir", str(model_run)]
+    with pytest.raises(SystemExit, match=f"holds the predictions of the model {re.escape(str(tiny_qwen2_vl))}"):
+        main(scoring)
+    assert {name: (model_run / name).read_bytes() for name in kept} == kept
+
+    scored = tmp_path / "scored"
+    main([*scoring[:-1], str(scored)])
+    kept = (scored / "predictions.jsonl").read_bytes()
+    with pytest.raises(SystemExit, match=r"holds the scores of the predictions file .*other\.jsonl.*--overwrite"):
+        main(cli_argv(tiny_qwen2_vl, eval_dataset, scored, "--max_samples", "2"))
+    assert (scored / "predictions.jsonl").read_bytes() == kept
+    main([*scoring, "--overwrite"])  # asked for: the model run's files give way
+    assert json.loads((model_run / "run_config.json").read_text())["predictions"] == str(predictions)
+
+
+def test_a_sample_whose_screenshot_was_missing_is_retried(tiny_qwen2_vl, eval_dataset, tmp_path):
+    """Issue 24: a sample that failed on a missing image stayed failed after the image was restored."""
+    rows = split_rows(eval_dataset)[:3]
+    screenshot = tmp_path / "restored.jpg"
+    original, rows[1]["image"] = rows[1]["image"], str(screenshot)
+    dataset = write_dataset(tmp_path / "data", rows)
+    argv = cli_argv(tiny_qwen2_vl, dataset, tmp_path / "results", "--batch_size", "4")
+    assert main(argv)["num_errors"] == 1
+    shutil.copy(original, screenshot)
+    metrics = main(argv)
+    assert metrics["num_errors"] == 0
+    records = lines_of(tmp_path / "results" / "predictions.jsonl")
+    assert sorted(r["id"] for r in records) == sorted(r["id"] for r in rows)  # each once
+    assert all(r["error"] is None and isinstance(r["output"], str) for r in records)
 
 
 def test_batch_size_does_not_change_greedy_outputs(tiny_qwen2_vl, eval_dataset):

@@ -179,14 +179,30 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path, monkeypatch, interrupti
 
 
 def test_refuses_a_non_empty_output_dir_unless_overwrite(tmp_path):
+    """--overwrite replaces an earlier output only: it used to delete keep.txt without a word (issue 24)."""
     output = tmp_path / "out"
     output.mkdir()
     (output / "keep.txt").write_text("mine")
     with pytest.raises(FileExistsError, match="overwrite"):
         make_synthetic.generate(output, 2, images="none", progress=False)
+    argv = ["--output_dir", str(output), "--episodes", "2", "--no_images", "--overwrite"]
+    with pytest.raises(FileExistsError, match=r"not one: it holds keep\.txt"):
+        make_synthetic.main(make_synthetic.parse_args(argv))
     assert [path.name for path in output.iterdir()] == ["keep.txt"]
+    (output / "keep.txt").unlink()
+    make_synthetic.generate(output, 2, images="stub", progress=False)
     make_synthetic.generate(output, 2, images="none", overwrite=True, progress=False)
     assert sorted(path.name for path in output.iterdir()) == [f"synthetic-{level}.json" for level in ("l1", "l2", "l3")]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_killed_run_leaves_a_partial_folder_that_the_next_run_removes(tmp_path, kill_then_rerun):
+    """kill -9 runs no cleanup: its hidden .out.partial-* folder stayed for good (issue 24)."""
+    argv = ["--output_dir", str(tmp_path / "out"), "--episodes", "2", "--width", "224", "--height", "448"]
+    partial, rerun = kill_then_rerun(
+        "r1_gui.synthetic.screens:Screen.render", "dataset/make_synthetic.py", argv, tmp_path
+    )
+    assert f"removed {tmp_path / partial}, left by an interrupted run" in rerun.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
 
 

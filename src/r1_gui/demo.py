@@ -182,6 +182,7 @@ def evaluate_model(config: DemoConfig, model: Path, output_dir: Path, name: str)
         coordinates="normalized",
         max_pixels=config.max_pixels,
         gallery_size=8,
+        overwrite=True,  # every stage before was just rebuilt: an earlier run's predictions never apply
     )
 
 

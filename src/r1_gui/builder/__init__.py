@@ -12,7 +12,9 @@
 Output: OUTPUT_DIR/train.parquet, test.parquet (absent when the test split is empty), README.md (its `configs`
 make ``datasets.load_dataset(OUTPUT_DIR)`` return exactly train and test), build_report.json, and the exports
 (llamafactory/{train,test}.json + dataset_info.json; guir1/{train,test}.parquet). Everything is written into a
-temporary folder beside OUTPUT_DIR and renamed into place at the end; a non-empty OUTPUT_DIR needs overwrite.
+temporary folder beside OUTPUT_DIR (``.NAME.partial-HOST-PID-XXXXXXXX``) and renamed into place at the end; the next
+build removes those a killed run left (see ``writers.clean_stale_partials``). A non-empty OUTPUT_DIR needs overwrite,
+which replaces only an earlier build: a folder holding a file a build does not write is refused, naming it.
 
 Columns, one row per step:
     id           image file name without extension (unique; the first record wins, later ones: duplicate_id)

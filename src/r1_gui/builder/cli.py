@@ -21,7 +21,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="screenshots folder (e.g. aitw-v1/images); default: the images/ folder beside each input file",
     )
-    parser.add_argument("--output_dir", required=True, help="folder to create (must be empty unless --overwrite)")
+    parser.add_argument(
+        "--output_dir", required=True, help="folder to create (empty, or an earlier build with --overwrite)"
+    )
     parser.add_argument("--num_samples", type=int, default=None, help="rows in train + test (default: all)")
     parser.add_argument("--test_size", type=float, default=0.1, help="test fraction, whole episodes (default 0.1)")
     parser.add_argument("--seed", type=int, default=42)
@@ -32,7 +34,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--export", nargs="+", action="extend", choices=EXPORTS, default=[], help="also write these formats"
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output_dir")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier build in output_dir (a folder with build_report.json); a folder holding any file "
+        "a build does not write is refused, naming those files (nothing is deleted)",
+    )
     parser.add_argument("--no_progress", action="store_true", help="no progress bars")
     return parser.parse_args(argv)
 

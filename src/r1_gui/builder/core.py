@@ -14,7 +14,16 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .guir1 import ImageColumn, guir1_example, load_guir1
-from .records import SKIP_REASONS, BadRecord, Example, aguvis_example, level_in_name, load_aguvis
+from .records import (
+    GUIR1_HINT,
+    SKIP_REASONS,
+    BadRecord,
+    Example,
+    aguvis_example,
+    is_parquet,
+    level_in_name,
+    load_aguvis,
+)
 from .sampling import select, split_by_episode
 from .writers import (
     EXPORTS,
@@ -54,7 +63,7 @@ class BuildConfig:
     embed_images: bool = False  # store image bytes (a datasets.Image feature) instead of paths
     verify_images: bool = False  # open every image with PIL (slow) instead of only checking the file
     export: tuple[str, ...] = ()  # extra formats: "llamafactory", "guir1"
-    overwrite: bool = False  # replace a non-empty output_dir
+    overwrite: bool = False  # replace an earlier build in output_dir (never a folder holding other files)
     progress: bool = True  # tqdm progress bars
 
     def __post_init__(self) -> None:
@@ -103,6 +112,8 @@ def resolve_sources(config: BuildConfig, output_dir: Path) -> list[Source]:
         path = Path(name)
         if not path.is_file():
             raise FileNotFoundError(f"input file {path} does not exist")
+        if config.input_format == "aguvis" and is_parquet(path):
+            raise ValueError(f"{path} is a parquet file, not Aguvis stage-2 JSON ({GUIR1_HINT})")
         if config.image_dir is not None:
             if not Path(config.image_dir).is_dir():
                 raise FileNotFoundError(f"--image_dir {config.image_dir} is not a folder")
@@ -176,6 +187,10 @@ def read_examples(sources: list[Source], config: BuildConfig, output_dir: Path, 
 
 
 def _no_examples_error(sources: list[Source], skips: Skips) -> BuildError:
+    if not skips.counts:  # not one record was read: nothing was skipped either
+        files = ", ".join(str(s.path) for s in sources)
+        return BuildError(f"no records in {files}: {'each file is' if len(sources) > 1 else 'the file is'} empty "
+                          "(an empty list or table); give the files that hold the records")  # fmt: skip
     reasons = ", ".join(f"{reason} {count}" for reason, count in skips.counts.most_common())
     first = next(iter(skips.examples.values()), ["-"])[0]
     hint = ""
@@ -209,8 +224,8 @@ def build(
         embed_images, verify_images, tuple(export), overwrite, progress,
     )  # fmt: skip
     output = Path(config.output_dir)
-    check_output_dir(output, config.overwrite)
     sources = resolve_sources(config, output)
+    check_output_dir(output, config.overwrite)
     skips, timings = Skips(), Counter({"read": 0.0, "records": 0.0, "sample": 0.0, "write": 0.0, "export": 0.0})
 
     examples = read_examples(sources, config, output, skips, timings)

@@ -224,9 +224,18 @@ def normalized_box(value: Any) -> list[float] | None:
     return [x1, y1, x2, y2]
 
 
+GUIR1_HINT = "a GUI-R1 parquet file? pass --input_format guir1"
+
+
+def is_parquet(path: Path) -> bool:
+    """By its name or its first bytes (every parquet file starts with PAR1)."""
+    with open(path, "rb") as handle:
+        return path.suffix == ".parquet" or handle.read(4) == b"PAR1"
+
+
 def load_aguvis(path: Path) -> list:
     """The records of an Aguvis stage-2 JSON file; ValueError naming the file when it is not a JSON list."""
-    hint = " (a GUI-R1 parquet file? pass --input_format guir1)" if path.suffix == ".parquet" else ""
+    hint = f" ({GUIR1_HINT})" if is_parquet(path) else ""
     try:
         with open(path, "rb") as handle:
             records = json.load(handle)

@@ -4,11 +4,15 @@ the LLaMA-Factory and GUI-R1 exports, and the staging folder that is renamed int
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +27,7 @@ COLUMNS = (
     "episode_id", "step", "source", "bbox",
 )  # fmt: skip
 EXPORTS = ("llamafactory", "guir1")
+logger = logging.getLogger(__name__)
 EMBED_BATCH_ROWS = 256  # rows per parquet row group when images are embedded: bounds memory on large builds
 
 
@@ -173,19 +178,100 @@ def _rows_to_columns(rows: list[dict]) -> dict[str, list]:
     return {name: [row[name] for row in rows] for name in rows[0]}
 
 
-def check_output_dir(output_dir: Path, overwrite: bool) -> None:
+BUILD_MARKER = "build_report.json"  # every build writes it last: a folder holding it is an earlier build
+BUILD_FILES = (
+    "train.parquet", "test.parquet", "README.md", BUILD_MARKER, "llamafactory/*.json", "guir1/*.parquet", "images/*",
+)  # fmt: skip
+SHOWN_FILES = 5
+
+
+def check_output_dir(
+    output_dir: Path, overwrite: bool, marker: str = BUILD_MARKER, ours: tuple[str, ...] = BUILD_FILES
+) -> None:
+    """Refuse a non-empty output_dir unless overwrite, and with overwrite refuse one holding anything but an earlier
+    output of this writer (``marker`` present, every file matching a pattern of ``ours``): replacing the folder
+    deletes all it holds, and a user's own files there must not go without a word."""
     if output_dir.exists() and not output_dir.is_dir():
         raise FileExistsError(f"{output_dir} exists and is not a folder")
-    if output_dir.is_dir() and any(output_dir.iterdir()) and not overwrite:
+    if not output_dir.is_dir() or not any(output_dir.iterdir()):
+        return
+    if not overwrite:
         raise FileExistsError(f"{output_dir} is not empty; pass --overwrite (overwrite=True) to replace it")
+    files = sorted(path.relative_to(output_dir).as_posix() for path in output_dir.rglob("*") if not path.is_dir())
+    earlier = (output_dir / marker).is_file()
+    foreign = [name for name in files if not any(fnmatchcase(name, pattern) for pattern in ours)]
+    if not earlier:
+        raise FileExistsError(
+            f"--overwrite replaces only an earlier output (a folder with {marker}), and {output_dir} is not one: it "
+            f"holds {_some(files)}; move those files away or pick another --output_dir"
+        )
+    if foreign:
+        raise FileExistsError(
+            f"--overwrite would delete {len(foreign)} file(s) in {output_dir} that were not written there by this "
+            f"tool: {_some(foreign)}; move them away or pick another --output_dir"
+        )
+
+
+def _some(names: list[str]) -> str:
+    more = len(names) - SHOWN_FILES
+    return ", ".join(names[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
+def _partial_prefix(output_dir: Path) -> str:
+    return f".{output_dir.name}.partial-"
+
+
+PARTIAL_OWNER = re.compile(r"(?P<host>.+)-(?P<pid>\d+)-[a-z0-9_]{8}(?P<old>-old)?")  # mkdtemp: 8 random characters
+
+
+def _process_is_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's live process
+        return False
+    return False
+
+
+def clean_stale_partials(output_dir: Path) -> list[Path]:
+    """Remove the staging folders beside output_dir that a killed run left (kill -9, power loss: no ``finally``
+    ran), and warn about those it leaves alone; the removed ones are returned.
+
+    A staging folder's name carries the host and process id that made it (``.NAME.partial-HOST-PID-XXXX``). It is
+    removed only when it was made on this host by a process that no longer runs. Left alone, with a warning: one of
+    a live process (another build into the same folder, or a reused pid), another host's, one in the older unnamed
+    form, and a retired ``-old`` folder while output_dir is missing: that one holds the previous output, which a
+    run killed between its two renames had moved aside (rename it back to restore it).
+    """
+    removed: list[Path] = []
+    if not output_dir.parent.is_dir():
+        return removed
+    host, prefix = socket.gethostname(), _partial_prefix(output_dir)
+    for folder in sorted(path for path in output_dir.parent.iterdir() if path.name.startswith(prefix)):
+        owner = PARTIAL_OWNER.fullmatch(folder.name[len(prefix) :])
+        if owner and owner["old"] and not output_dir.exists():
+            logger.warning("%s holds the previous %s, moved aside by an interrupted run: rename it to %s to restore "
+                           "it, or delete it", folder, output_dir.name, output_dir)  # fmt: skip
+        elif owner and owner["host"] == host and _process_is_gone(int(owner["pid"])):
+            shutil.rmtree(folder, ignore_errors=True)
+            logger.warning("removed %s, left by an interrupted run (process %s is gone)", folder, owner["pid"])
+            removed.append(folder)
+        else:
+            logger.warning("left %s alone: it may be another run's staging folder; delete it if no run is writing "
+                           "%s", folder, output_dir)  # fmt: skip
+    return removed
 
 
 @contextmanager
 def staging(output_dir: Path) -> Iterator[Path]:
     """A temporary folder beside output_dir, renamed to output_dir when the block succeeds and deleted when it
-    fails, so an interrupted build never leaves half a dataset and never touches an existing output_dir."""
+    fails, so an interrupted build never leaves half a dataset and never touches an existing output_dir. Folders a
+    killed run left are cleaned first (``clean_stale_partials``)."""
     output_dir.parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
+    clean_stale_partials(output_dir)
+    owner = f"{_partial_prefix(output_dir)}{socket.gethostname()}-{os.getpid()}-"
+    folder = Path(tempfile.mkdtemp(prefix=owner, dir=output_dir.parent))
     umask = os.umask(0)
     os.umask(umask)
     folder.chmod(0o777 & ~umask)  # mkdtemp makes it private; the dataset folder should not be

@@ -4,9 +4,10 @@
     metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
 
 Modules: ``metrics`` (pure per-sample scores and their aggregation), ``records`` (predictions.jsonl),
-``samples`` (dataset rows and screenshots), ``generate`` (hf / vllm backends), ``report`` (report.md, gallery),
-``runner`` (the API above), ``cli`` (``python eval/test_aitw.py``). Importing the package imports neither torch nor
-transformers; a generator imports them when it is built.
+``samples`` (dataset rows and screenshots), ``fingerprint`` (the model files and dataset rows a resume is keyed on),
+``generate`` (hf / vllm backends), ``report`` (report.md, gallery), ``runner`` (the API above), ``cli``
+(``python eval/test_aitw.py``). Importing the package imports neither torch nor transformers; a generator imports
+them when it is built.
 """
 
 from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator

@@ -9,7 +9,8 @@
 A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
 naming the line; rows without a prediction count as unparsed and are listed in the report.
 
-Writes OUTPUT_DIR/predictions.jsonl (one line per sample, appended batch by batch: a rerun skips finished ids),
+Writes OUTPUT_DIR/predictions.jsonl (one line per sample, appended batch by batch: a rerun skips finished ids when
+the model's files, the dataset split's rows and the settings are unchanged, refuses otherwise; --overwrite restarts),
 metrics.json, report.md (tables, unparsed outputs, gallery/ of annotated screenshots) and run_config.json, and
 prints the metric tables. Metrics: type_accuracy, param_accuracy, paper_param_accuracy (the original
 R1-V-GUI-Agent comparison, argument-less bug fixed), action_match_accuracy (AITW rules), step_success, parse_rate,
@@ -64,6 +65,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--vllm_gpu_memory_utilization", type=float, default=0.9, help="vllm backend only")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (matters with --temperature > 0)")
     parser.add_argument("--gallery_size", type=int, default=16, help="annotated screenshots in the report; 0: none")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over: delete OUTPUT_DIR's earlier evaluation files (predictions.jsonl, metrics.json, report.md, "
+        "run_config.json, gallery/*.png; nothing else) instead of resuming from them. Without it a rerun resumes "
+        "only when the model's files, the dataset split's rows and the settings are those recorded, and refuses "
+        "otherwise",
+    )
     args = parser.parse_args(argv)
     if args.predictions and args.backend == "vllm":
         parser.error("--backend applies to --model_name_or_path runs, not to --predictions")
@@ -90,6 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
                 min_pixels=args.min_pixels,
                 max_pixels=args.max_pixels,
                 gallery_size=args.gallery_size,
+                overwrite=args.overwrite,
             )
         else:
             metrics = evaluate(
@@ -112,6 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
                 dtype=args.dtype,
                 gallery_size=args.gallery_size,
                 vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
+                overwrite=args.overwrite,
             )
     except EvaluationError as error:
         raise SystemExit(f"error: {error}") from None

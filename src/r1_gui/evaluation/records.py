@@ -75,7 +75,7 @@ def read_records(path: str | Path, *, repair: bool = True) -> list[dict]:
 
 def _parse_record(line: bytes, number: int, path: Path, is_last: bool) -> dict | None:
     try:
-        record = json.loads(line)
+        record = json.loads(decode_line(line, path, number))
         if not isinstance(record, dict) or not isinstance(record.get("id"), str) or "scores" not in record:
             raise ValueError("not a predictions.jsonl record (needs an 'id' string and 'scores')")
         return record
@@ -122,13 +122,33 @@ def write_records(path: str | Path, records: Iterable[dict]) -> None:
     os.replace(staging, path)
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def decode_line(raw: bytes, path: Path, number: int) -> str:
+    """A line as UTF-8 text (a UTF-8 byte-order mark on line 1 is skipped). json.loads would read bytes in UTF-16 or
+    UTF-32 when they start with such a mark, and then fail with an error about that encoding; say what is wrong."""
+    if number == 1 and raw.startswith(UTF16_BOMS):
+        raise EvaluationError(
+            f"{path} line 1 starts with a UTF-16 byte-order mark: the file is not UTF-8 text; save it as UTF-8 "
+            "(JSON lines are UTF-8)"
+        )
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise EvaluationError(
+            f"{path} line {number} is not UTF-8 text (byte {raw[error.start : error.start + 1]!r} at column "
+            f"{error.start + 1}); save the file as UTF-8"
+        ) from None
+
+
 def read_predictions_file(path: str | Path, known_ids: Iterable[str]) -> dict[str, str]:
     """{id: output} from a JSON-lines predictions file ``{"id": ..., "output": "<raw model text>"}``.
 
     Blank lines are skipped; other keys are ignored, so an r1_gui predictions.jsonl can be scored again; an "output"
     of null means no prediction (a failed sample in r1_gui's own file). Raises EvaluationError naming the line for a
-    line that is not a JSON object, lacks a string "id" or a string-or-null "output", repeats an id, or names an id
-    that the dataset split does not have.
+    line that is not UTF-8 text or not a JSON object, lacks a string "id" or an "output" key, has an "output" that is
+    neither a string nor null, repeats an id, or names an id that the dataset split does not have.
     """
     path = Path(path)
     if not path.is_file():
@@ -139,14 +159,20 @@ def read_predictions_file(path: str | Path, known_ids: Iterable[str]) -> dict[st
     for number, raw in _lines(path):
         if not raw.strip():
             continue
+        text = decode_line(raw, path, number)
         try:
-            entry = json.loads(raw)
+            entry = json.loads(text)
         except ValueError as error:
             raise EvaluationError(f"{path} line {number} is not valid JSON ({error})") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise EvaluationError(f'{path} line {number}: expected an object with a string "id", got {raw[:120]!r}')
         identifier = entry["id"]
-        output = entry.get("output", ...)
+        if "output" not in entry:
+            raise EvaluationError(
+                f'{path} line {number} (id {identifier!r}) has no "output" key: give the raw model text, or null for '
+                "no prediction"
+            )
+        output = entry["output"]
         if output is not None and not isinstance(output, str):
             raise EvaluationError(f'{path} line {number} (id {identifier!r}): "output" must be a string or null')
         if identifier in lines:

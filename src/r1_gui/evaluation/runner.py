@@ -6,10 +6,13 @@ or score outputs in memory (``score_predictions``).
     metrics = evaluate_predictions("preds.jsonl", "data/aitw-2k", split="test", output_dir="results/other")
     metrics = score_predictions(rows, {"id-1": "Action: ...\\nassistantos\\nmobile.back()", ...})
 
-``evaluate`` appends to OUTPUT_DIR/predictions.jsonl batch by batch and, run again with the same settings, skips the
-ids already there; metrics.json, report.md and the gallery are always rebuilt from predictions.jsonl, restricted to
-the rows of this run (the first ``max_samples`` rows of the split). A sample whose screenshot is missing fails alone,
-recorded with its reason and counted as wrong.
+``evaluate`` appends to OUTPUT_DIR/predictions.jsonl batch by batch and, run again, skips the ids already there
+only when the model's files, the dataset split's rows and the generation settings are those recorded in
+run_config.json (``fingerprint``); otherwise it refuses and says to pass ``overwrite`` or write elsewhere.
+metrics.json, report.md and the gallery are always rebuilt from predictions.jsonl, restricted to the rows of this run
+(the first ``max_samples`` rows of the split). A sample whose screenshot is missing fails alone, recorded with its
+reason and counted as wrong, and is generated again by the next run. A model run and a predictions-file run never
+share an OUTPUT_DIR without ``overwrite``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from r1_gui.evaluation.fingerprint import changed_files, dataset_fingerprint, model_fingerprint
 from r1_gui.evaluation.generate import (
     BACKENDS,
     DEFAULT_MAX_PIXELS,
@@ -39,7 +43,7 @@ from r1_gui.evaluation.records import (
     read_records,
     write_records,
 )
-from r1_gui.evaluation.report import write_report
+from r1_gui.evaluation.report import GALLERY_DIR, REPORT_FILE, write_report
 from r1_gui.evaluation.samples import (
     Sample,
     as_rows,
@@ -54,11 +58,10 @@ logger = logging.getLogger(__name__)
 
 METRICS_FILE = "metrics.json"
 RUN_CONFIG_FILE = "run_config.json"
-# Settings that change the outputs: a resumed run must use the same ones as the lines already written.
+# What the outputs depend on: a resumed run must match the lines already written in every one (see fingerprint.py).
 RESUME_KEYS = (
-    "model_name_or_path",
-    "predictions",
-    "dataset",
+    "model_fingerprint",
+    "dataset_fingerprint",
     "split",
     "backend",
     "prompt_style",
@@ -70,6 +73,10 @@ RESUME_KEYS = (
     "max_pixels",
     "seed",
 )
+# Every file an evaluation writes into OUTPUT_DIR: what --overwrite deletes (nothing else in the folder).
+RUN_FILES = (PREDICTIONS_FILE, PREDICTIONS_FILE + ".tmp", METRICS_FILE, REPORT_FILE, RUN_CONFIG_FILE)
+CONTENT_KEYS = ("model_fingerprint", "dataset_fingerprint")
+START_OVER = "pass --overwrite to delete them and start over, or write to a new --output_dir"
 
 
 # ------------------------------------------------------------------------------------------------ records
@@ -160,20 +167,88 @@ def _all_ids(rows) -> list[str]:
     return [str(identifier) for identifier in ids]
 
 
-def _check_resume(output_dir: Path, settings: dict) -> None:
-    """Refuse to append to predictions made with other settings; then record this run's settings."""
-    config_path, predictions_path = output_dir / RUN_CONFIG_FILE, output_dir / PREDICTIONS_FILE
-    if predictions_path.is_file() and predictions_path.stat().st_size and config_path.is_file():
-        previous = json.loads(config_path.read_text())
-        changed = [key for key in RESUME_KEYS if previous.get(key) != settings.get(key)]
-        if changed:
-            details = ", ".join(f"{key}: {previous.get(key)!r} -> {settings.get(key)!r}" for key in changed)
-            raise EvaluationError(
-                f"{output_dir} holds predictions made with other settings ({details}). Use a new --output_dir, or "
-                f"delete {predictions_path} to start over."
-            )
+def _earlier_run(output_dir: Path) -> dict | None:
+    """The run_config.json of the predictions already in output_dir ({} when they have none); None: no predictions."""
+    predictions_path, config_path = output_dir / PREDICTIONS_FILE, output_dir / RUN_CONFIG_FILE
+    if not (predictions_path.is_file() and predictions_path.stat().st_size):
+        return None
+    try:
+        return json.loads(config_path.read_text()) if config_path.is_file() else {}
+    except ValueError:  # cut short or edited: as good as none
+        return {}
+
+
+def _describe(run: dict) -> str:
+    if "predictions" in run:
+        return f"scores of the predictions file {run['predictions']}"
+    if "model_name_or_path" in run:
+        return f"predictions of the model {run['model_name_or_path']}"
+    return "predictions without a run_config.json (no record of what made them)"
+
+
+def _check_kind(output_dir: Path, earlier: dict | None, kind: str) -> None:
+    """A model run never adds to, and a --predictions run never replaces, the other kind's (or unknown) results."""
+    if earlier is None or kind in earlier:
+        return
+    what = "generate into" if kind == "model_name_or_path" else "score --predictions into"
+    raise EvaluationError(
+        f"{output_dir} holds the {_describe(earlier)}; this run would {what} the same predictions.jsonl and "
+        f"run_config.json: {START_OVER}"
+    )
+
+
+def _check_resume(output_dir: Path, earlier: dict | None, settings: dict) -> None:
+    """Refuse to add to predictions made by other model files, dataset rows or settings."""
+    if earlier is None:
+        return
+    _check_kind(output_dir, earlier, "model_name_or_path")
+    path = output_dir / PREDICTIONS_FILE
+    if not all(key in earlier for key in CONTENT_KEYS):
+        raise EvaluationError(
+            f"{path} was written without the fingerprints of its model and dataset (an older r1_gui), so it cannot "
+            f"be told whether they are this run's: {START_OVER}"
+        )
+    reasons = []
+    if earlier["model_fingerprint"] != settings["model_fingerprint"]:
+        files = changed_files(earlier.get("model_files") or {}, settings.get("model_files") or {})
+        reasons.append(f"the model's files differ ({', '.join(files) or 'their hashes'}; model was "
+                       f"{earlier.get('model_name_or_path')}, now {settings['model_name_or_path']})")  # fmt: skip
+    if earlier["dataset_fingerprint"] != settings["dataset_fingerprint"]:
+        reasons.append(f"the rows of the dataset split differ (dataset was {earlier.get('dataset')} "
+                       f"{earlier.get('split')}, now {settings['dataset']} {settings['split']})")  # fmt: skip
+    changed = [key for key in RESUME_KEYS if key not in CONTENT_KEYS and earlier.get(key) != settings.get(key)]
+    if changed:
+        reasons.append(
+            "other settings: " + ", ".join(f"{k}: {earlier.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+        )
+    if reasons:
+        raise EvaluationError(
+            f"{path} cannot be resumed by this run: {'; '.join(reasons)}. Resuming would mix its predictions with "
+            f"this run's: {START_OVER}"
+        )
+
+
+def clear_run(output_dir: Path) -> list[str]:
+    """Delete the files an evaluation writes (RUN_FILES and the gallery's PNGs), nothing else; their names."""
+    removed = [name for name in RUN_FILES if (output_dir / name).is_file()]
+    for name in removed:
+        (output_dir / name).unlink()
+    gallery = output_dir / GALLERY_DIR
+    if gallery.is_dir():
+        pictures = list(gallery.glob("*.png"))
+        for picture in pictures:
+            picture.unlink()
+        removed += [f"{GALLERY_DIR}/ ({len(pictures)} PNG files)"] if pictures else []
+        if not any(gallery.iterdir()):
+            gallery.rmdir()
+    if removed:
+        logger.warning("starting over: deleted the earlier evaluation files %s in %s", ", ".join(removed), output_dir)
+    return removed
+
+
+def _write_run_config(output_dir: Path, settings: dict) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(json.dumps(settings, indent=2) + "\n")
+    (output_dir / RUN_CONFIG_FILE).write_text(json.dumps(settings, indent=2) + "\n")
 
 
 def _finish(output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int) -> dict:
@@ -213,14 +288,17 @@ def evaluate(
     dtype: str = "auto",
     gallery_size: int = 16,
     vllm_gpu_memory_utilization: float = 0.9,
+    overwrite: bool = False,
 ) -> dict:
     """Generate an action for every row of ``dataset[split]`` (first ``max_samples``), score it, and write
     OUTPUT_DIR/{predictions.jsonl, metrics.json, report.md, gallery/, run_config.json}. Returns the metrics.
 
     ``dataset``: a builder output folder or Hub id, a datasets.Dataset, or a list of row dicts. ``system_prompt``
     replaces the style's system prompt (give the text training used). ``coordinates`` "auto" is
-    ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl (same
-    settings) are not generated again; no model is loaded when none is left.
+    ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl are not generated
+    again (no model is loaded when none is left) when its model files, dataset rows and settings are this run's (see
+    ``fingerprint``), else EvaluationError; those that failed on their screenshot are retried. ``overwrite``
+    deletes the earlier evaluation files (``RUN_FILES``, the gallery's PNGs) and starts over.
     """
     check_style(prompt_style)
     if backend not in BACKENDS:
@@ -247,16 +325,17 @@ def evaluate(
         "seed": seed,
     }
     output_dir = Path(output_dir)
-    _check_resume(output_dir, settings)
-    done = {record["id"] for record in read_records(output_dir / PREDICTIONS_FILE)}
-    pending = [sample for sample in samples if sample.id not in done]
-    logger.info(
-        "%d of %d samples to generate (%d already in %s)",
-        len(pending),
-        len(samples),
-        len(samples) - len(pending),
-        output_dir / PREDICTIONS_FILE,
-    )
+    earlier = None if overwrite else _earlier_run(output_dir)
+    folder = str(_model_folder(model_name_or_path).resolve())
+    recorded = (earlier or {}).get("model_files") if (earlier or {}).get("model_folder") == folder else None
+    model = model_fingerprint(Path(folder), recorded)  # the recorded hashes of that very folder spare re-reading
+    settings |= {"model_fingerprint": model["sha256"], "dataset_fingerprint": dataset_fingerprint(rows)}
+    run_config = {**settings, "model_folder": folder, "model_files": model["files"]}
+    _check_resume(output_dir, earlier, run_config)
+    if overwrite:
+        clear_run(output_dir)
+    _write_run_config(output_dir, run_config)
+    pending = _pending(output_dir / PREDICTIONS_FILE, samples)
     if pending:
         generator = make_generator(
             backend,
@@ -275,6 +354,34 @@ def evaluate(
         )
         generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, batch_size)
     return _finish(output_dir, rows, samples, settings, gallery_size)
+
+
+def _model_folder(model_name_or_path: str | Path) -> Path:
+    path = Path(model_name_or_path)
+    if path.is_dir():
+        return path
+    from r1_gui.processing import resolve_model_path
+
+    return resolve_model_path(model_name_or_path)
+
+
+def _pending(path: Path, samples: Sequence[Sample]) -> list[Sample]:
+    """The samples still to generate: those not in predictions.jsonl, and those whose screenshot failed (their lines
+    are removed, so the retry's lines replace them). The resume is said as a warning: the demo shows no INFO."""
+    records = read_records(path)
+    wanted = {sample.id for sample in samples}
+    retry = {r["id"] for r in records if r["id"] in wanted and str(r.get("error") or "").startswith("image:")}
+    if retry:
+        write_records(path, [record for record in records if record["id"] not in retry])
+    done = {record["id"] for record in records} - retry
+    pending = [sample for sample in samples if sample.id not in done]
+    if len(pending) < len(samples) or retry:
+        logger.warning(
+            "resuming %s (same model files, dataset rows and settings): %d of %d samples already there, %d to "
+            "generate (%d retried after failing on their screenshot); --overwrite starts over",
+            path, len(samples) - len(pending), len(samples), len(pending), len(retry),
+        )  # fmt: skip
+    return pending
 
 
 def generate_records(generator, rows, samples: Sequence[Sample], path: str | Path, batch_size: int) -> float:
@@ -318,9 +425,11 @@ def evaluate_predictions(
     min_pixels: int = DEFAULT_MIN_PIXELS,
     max_pixels: int = DEFAULT_MAX_PIXELS,
     gallery_size: int = 16,
+    overwrite: bool = False,
 ) -> dict:
     """Score an existing predictions file (JSON lines ``{"id", "output"}``) without loading a model, and write the
-    same files as ``evaluate`` (predictions.jsonl is rewritten). Returns the metrics.
+    same files as ``evaluate`` (predictions.jsonl is rewritten). Returns the metrics. An OUTPUT_DIR holding a model
+    run's predictions (or predictions of unknown origin) is refused unless ``overwrite``.
 
     Policy: a malformed line, a repeated id or an id not in the split is an EvaluationError naming the line; rows
     without a prediction count as unparsed (error "no prediction for this id", listed in the report); predictions
@@ -347,9 +456,12 @@ def evaluate_predictions(
     ignored = len(set(outputs) - {sample.id for sample in samples})
     if ignored:
         logger.info("%d predictions are for rows beyond --max_samples; ignored", ignored)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    if overwrite:
+        clear_run(output_dir)  # the predictions were read above: they may be this very folder's file
+    else:
+        _check_kind(output_dir, _earlier_run(output_dir), "predictions")
     write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file
-    (output_dir / RUN_CONFIG_FILE).write_text(json.dumps(settings, indent=2) + "\n")
+    _write_run_config(output_dir, settings)
     return _finish(output_dir, rows, samples, settings, gallery_size)
 
 

@@ -42,8 +42,6 @@ import io
 import json
 import logging
 import random
-import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -54,12 +52,17 @@ from pathlib import Path
 from PIL import Image
 from tqdm import tqdm
 
+from r1_gui.builder.writers import check_output_dir, staging
 from r1_gui.synthetic import screens
 
 logger = logging.getLogger(__name__)
 
 SUBSET = "synthetic"
 LEVELS = ("l1", "l2", "l3")
+OUTPUT_FILES = (
+    *(f"{SUBSET}-{level}.json" for level in LEVELS),
+    f"images/{SUBSET}_*.jpg",
+)  # what --overwrite may replace
 ACTION_TYPES = (
     "click", "long_press", "type", "press_enter", "scroll", "swipe", "back", "home", "open_app", "wait", "terminate",
 )  # fmt: skip
@@ -540,44 +543,23 @@ def generate(
     """Write the synthetic dataset into output_dir and return a summary (counts, paths, speed).
 
     images: "jpeg" renders every screenshot, "stub" writes an 8x8 placeholder JPEG per record, "none" only JSON.
-    Everything is written into a temporary folder beside output_dir and renamed into place at the end, so an
-    interrupted run leaves nothing behind. A non-empty output_dir is refused unless overwrite=True.
+    Everything is written into a temporary folder beside output_dir and renamed into place at the end (the
+    builder's ``staging``, which also removes the folders a killed run left), so an interrupted run leaves nothing
+    behind. A non-empty output_dir is refused unless overwrite=True, and even then unless it holds only an earlier
+    output of this generator (``OUTPUT_FILES``).
     """
     if images not in ("jpeg", "stub", "none"):
         raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
     config = _config(width, height, grid, task_mix, click_jitter, decimals, apps)
     counts = _counts(episodes, records)
     output_dir = Path(output_dir)
-    _check_output_dir(output_dir, overwrite)
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.partial-", dir=output_dir.parent))
-    try:
-        summary = _write_dataset(staging, config, seed, counts, images, jpeg_quality, progress)
-        _move_into_place(staging, output_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    check_output_dir(output_dir, overwrite, marker=f"{SUBSET}-{LEVELS[0]}.json", ours=OUTPUT_FILES)
+    with staging(output_dir) as folder:
+        summary = _write_dataset(folder, config, seed, counts, images, jpeg_quality, progress)
     summary["output_dir"] = str(output_dir)
     summary["files"] = {level: str(output_dir / f"{SUBSET}-{level}.json") for level in LEVELS}
     summary["image_dir"] = str(output_dir / "images")
     return summary
-
-
-def _check_output_dir(output_dir: Path, overwrite: bool) -> None:
-    if output_dir.exists() and not output_dir.is_dir():
-        raise FileExistsError(f"{output_dir} exists and is not a folder")
-    if output_dir.is_dir() and any(output_dir.iterdir()) and not overwrite:
-        raise FileExistsError(f"{output_dir} is not empty; pass --overwrite (overwrite=True) to replace it")
-
-
-def _move_into_place(staging: Path, output_dir: Path) -> None:
-    if output_dir.is_dir():
-        retired = staging.with_name(staging.name + "-old")
-        output_dir.rename(retired)
-        staging.rename(output_dir)
-        shutil.rmtree(retired)
-    else:
-        staging.rename(output_dir)
 
 
 def _write_dataset(
@@ -639,7 +621,9 @@ def parse_grid(text: str) -> tuple[int, int]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output_dir", required=True, help="folder to create (must be empty unless --overwrite)")
+    parser.add_argument(
+        "--output_dir", required=True, help="folder to create (must be empty, or an earlier output with --overwrite)"
+    )
     count = parser.add_mutually_exclusive_group(required=True)
     count.add_argument("--episodes", type=int, help="number of episodes (each 2 to 6 records)")
     count.add_argument("--records", type=int, help="stop at exactly this many records instead")
@@ -655,7 +639,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     images.add_argument("--no_images", action="store_true", help="write only the JSON files")
     images.add_argument("--image_stub", action="store_true", help="write an 8x8 placeholder JPEG per record")
     parser.add_argument("--jpeg_quality", type=int, default=90)
-    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty output_dir")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier output of this command in output_dir; a folder holding any other file is refused, "
+        "naming those files (nothing is deleted)",
+    )
     return parser.parse_args(argv)
 
 
