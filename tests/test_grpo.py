@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from r1_gui import rewards
 from r1_gui.actions import completion_text
 from r1_gui.grpo_gui import main, parse_grpo_arguments
+from r1_gui.processing import stock_processor_configs_resolve
 from r1_gui.rewards import get_reward_funcs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ def test_two_steps_log_every_reward_per_action_type(tiny_qwen2_vl, synthetic_dat
     # output_dir holds the model, its processor and the trainer state
     for name in ("model.safetensors", "config.json", "processor_config.json", "tokenizer.json", "trainer_state.json"):
         assert (tmp_path / name).is_file(), name
+    assert stock_processor_configs_resolve(tmp_path)  # the stock processor loads it where torchvision works
     # the completions table: screenshots with points drawn, and one JSON line per row
     table = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
     assert table and {"instruction", "completion", "solution", "reward/accuracy", "reward/format"} <= set(table[0])
@@ -273,6 +275,7 @@ def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tm
     common = ("--save_strategy", "steps", "--save_steps", "2")
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", *common)
     assert (tmp_path / "checkpoint-2" / "trainer_state.json").is_file()
+    assert stock_processor_configs_resolve(tmp_path / "checkpoint-2")
     state = run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "3", "--resume_from_checkpoint", "last")
     steps = [entry["step"] for entry in state["log_history"] if "loss" in entry]
     assert state["global_step"] == 3
