@@ -4,6 +4,7 @@
     python bench/gpu_step_profile.py --prompts 8                       # CUDA: the 8 screenshots x 8 answers
     python bench/gpu_step_profile.py --device cpu                      # CPU: tiny shape, 55 image tokens, 4 x 32
     python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
+    python bench/gpu_step_profile.py --batched_windows                 # ours with r1_gui.vision_attention
 
 Both trainers get the same model (Qwen2.5-VL-3B-Instruct's shape, built locally from a config with the same seed,
 random weights, no download), data (AITW-sized 1080x2400 synthetic phone screens at max_pixels 501760: 448x1036,
@@ -179,6 +180,10 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     )
     rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
+    if kind == "ours" and args.batched_windows:
+        from r1_gui.vision_attention import use_batched_window_attention
+
+        use_batched_window_attention(model)
     if kind == "ours":
         trainer = GUIGRPOTrainer(**common, prompt_style="aguvis", coordinates="pixels", completions_table_steps=0)
     else:
@@ -247,6 +252,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3, help="measured steps per run (after warm-up)")
     parser.add_argument("--warmup", type=int, default=1, help="steps per run left out of the medians")
     parser.add_argument("--rounds", type=int, default=2, help="runs per side, interleaved ABBA")
+    parser.add_argument(
+        "--batched_windows", action="store_true", help="ours only: one sdpa call per window length in the vision tower"
+    )
     args = parser.parse_args()
     args.shape = args.shape or ("3b" if args.device == "cuda" else "tiny")
     cuda = args.device == "cuda"
@@ -315,6 +323,7 @@ def main() -> None:
         "max_completion_length": args.max_completion_length,
         "image_tokens": image_tokens,
         "runs_per_side": args.rounds,
+        "batched_windows": args.batched_windows,
         "measured_steps_per_side": args.rounds * args.steps,
         **{
             kind: {

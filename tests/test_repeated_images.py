@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from helpers.gradients import assert_same_gradient
-from PIL import Image
+from helpers.screens import batch_of, screen
 
 from r1_gui.repeated_images import (
     ImageProcessorCache,
@@ -21,11 +21,6 @@ from r1_gui.repeated_images import (
     image_key,
     prefill_each_prompt_once,
 )
-
-
-def screen(seed: int, size=(56, 112)) -> Image.Image:
-    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-    return Image.fromarray(pixels)
 
 
 @pytest.fixture(scope="module")
@@ -132,23 +127,6 @@ def test_cached_image_processor_is_put_back_even_after_an_error(processor):
             assert cache.merge_size == inner.merge_size  # other attributes are the wrapped processor's
             raise RuntimeError("boom")
     assert processor.image_processor is inner
-
-
-def batch_of(processor, images, texts=None):
-    """The processor's chat-template batch for one user turn per image (trl's path: images inside the messages)."""
-    texts = texts or ["open the app"] * len(images)
-    conversations = [
-        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}]
-        for image, text in zip(images, texts, strict=True)
-    ]
-    return processor.apply_chat_template(
-        conversation=conversations,
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=True,
-        padding=True,
-        return_tensors="pt",
-    )
 
 
 def test_processor_call_through_the_cache_gives_the_same_batch(processor):
