@@ -58,3 +58,16 @@ def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trai
     )
     rows = [dataset[i] for i in range(prompts) for _ in range(generations)]
     return trainer, rows
+
+
+def timed_loss_pass(trainer, inputs: dict) -> tuple[float, dict]:
+    """Seconds of one GRPO loss pass (`trainer._compute_loss` and its backward) and every parameter's gradient."""
+    import time
+
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop
+    trainer.model.zero_grad()
+    start = time.perf_counter()
+    trainer._compute_loss(trainer.model, inputs).backward()
+    seconds = time.perf_counter() - start
+    return seconds, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}

@@ -1,23 +1,43 @@
-"""GPU step profile: seconds per GRPO step split into generation, reward scoring, log-prob passes and backward.
+"""GPU step profile: GUIGRPOTrainer against plain trl.GRPOTrainer, one GRPO step split into its phases.
 
-    python bench/gpu_step_profile.py                      # CUDA: a random Qwen2.5-VL-3B-shaped model, bf16
-    python bench/gpu_step_profile.py --device cpu --shape tiny --steps 2   # a smoke test of this script on CPU
+    python bench/gpu_step_profile.py                                   # CUDA: Qwen2.5-VL-3B shape, bf16, 1 x 8
+    python bench/gpu_step_profile.py --prompts 8                       # CUDA: the issue's 8 screenshots x 8 answers
+    python bench/gpu_step_profile.py --device cpu                      # CPU: tiny shape, 55 image tokens, 4 x 32
+    python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
+    python bench/gpu_step_profile.py --batched_windows                 # ours with r1_gui.vision_attention
 
-The model has Qwen2.5-VL-3B-Instruct's shape (built locally from a config, random weights, no download), the
-screenshot is an AITW-sized 1080x2400 synthetic phone screen at max_pixels 501760 (448x1036, 592 image tokens), the
-prompt is the aguvis style with Aguvis's system prompt, 8 generations per prompt with HF generate (no vLLM). Random
-weights rarely stop, so completions run to --max_completion_length: a worst case for generation. Without CUDA (and
-without --device cpu) it says so and exits 0. Prints a table, then one JSON line.
+Both trainers get the same model (Qwen2.5-VL-3B-Instruct's shape, built locally from a config with the same seed,
+random weights, no download), data (AITW-sized 1080x2400 synthetic phone screens at max_pixels 501760: 448x1036,
+592 image tokens; 50176 and 55 tokens on CPU), aguvis prompts with a left-padding processor, GRPOConfig, rewards and HF generate (no vLLM).
+A batch is `--prompts` screenshots x `--num_generations` answers, one micro-batch. Every answer runs to
+`--max_completion_length` tokens: the stop tokens of both trainers (`<|im_end|>`, `<|diff_marker|>`) are suppressed,
+so both generate the same number of tokens.
+
+The reward has spread: besides accuracy and format (0 for random weights), `spread_reward` gives each answer a
+deterministic score in [0, 1) from a CRC32 of its text, so the answers of a group (different texts) score
+differently and every group has signal. Random weights otherwise earn the same reward for every answer, which makes
+the loss zero and lets GUIGRPOTrainer skip the loss pass (`--skip_no_signal`): an unfair comparison and not what a
+learning model does.
+
+The runs are interleaved: `--rounds` rounds of ours, plain then plain, ours (ABBA), each run in a fresh process
+with `--warmup` warm-up steps then `--steps` measured steps; medians over every measured step of a side. Phases:
+generation (`_generate`), reward scoring, log-prob (the loss pass's forward, `_get_per_token_logps_and_entropies`),
+backward, other (image processing, tokenization, advantages, optimizer step). Peak memory is the GPU's
+`max_memory_allocated` on CUDA, the process's peak RSS on CPU. Without CUDA (and without --device cpu) it says so
+and exits 0. Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
+import resource
 import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +45,11 @@ from pathlib import Path
 from r1_gui.tiny import SIZES, ModelSize, build_config, build_tokenizer
 
 TOKENIZER_VOCAB = 1024  # the local BPE tokenizer's size (special tokens come on top)
+SCREEN = (1080, 2400)  # an AITW phone screenshot (width, height)
+KINDS = ("ours", "plain")
+PHASES = ("generation", "reward_scoring", "log_prob", "backward", "other")
+TIMED_METHODS = {"_generate": "generation", "_calculate_rewards": "reward_scoring"}
+TIMED_METHODS["_get_per_token_logps_and_entropies"] = "log_prob"
 
 # Qwen/Qwen2.5-VL-3B-Instruct's config.json shape, as the tiny-model builder's ModelSize plus the fields it does not
 # carry: (size, text overrides, vision overrides). "tiny" is r1_gui.tiny's own tiny size.
@@ -48,7 +73,7 @@ SHAPES = {
 }
 
 
-def build_model(folder: Path, shape: str, dtype, device: str, attn_implementation: str = "sdpa"):
+def build_model(folder: Path, shape: str, dtype, device: str, max_pixels: int, attn_implementation: str = "sdpa"):
     """A random Qwen2.5-VL model of the given shape, created on `device`, and its processor (saved in `folder` with
     the config; the weights are not written: 7 GB of random numbers would only cost time)."""
     import torch
@@ -68,7 +93,7 @@ def build_model(folder: Path, shape: str, dtype, device: str, attn_implementatio
         model = AutoModelForImageTextToText.from_config(config, dtype=dtype, attn_implementation=attn_implementation)
     config.save_pretrained(folder)
     processor = GUIVLProcessor(
-        image_processor=Qwen2VLImageProcessorPil(size={"shortest_edge": 3136, "longest_edge": 501760}),
+        image_processor=Qwen2VLImageProcessorPil(size={"shortest_edge": 3136, "longest_edge": max_pixels}),
         tokenizer=tokenizer,
         chat_template=CHAT_TEMPLATE,
         model_type="qwen2_5_vl",
@@ -77,160 +102,245 @@ def build_model(folder: Path, shape: str, dtype, device: str, attn_implementatio
     return model
 
 
-def timed(trainer, name: str, phases: dict, sync) -> None:
-    """Wrap trainer.<name> to add its wall time (device-synchronized) to phases[name] for the current step."""
-    original = getattr(trainer, name)
+def spread_reward(completions, **kwargs) -> list[float]:
+    """A deterministic score in [0, 1) per answer text (CRC32 / 2**32): answers that differ score differently, so
+    every group of random-weight answers has signal and the loss pass runs on every row, as when a model learns."""
+    from r1_gui.actions import completion_text
+
+    return [zlib.crc32(completion_text(c).encode()) / 2**32 for c in completions]
+
+
+def schedule(trainers: list[str], rounds: int) -> list[str]:
+    """The run order: ABBA rounds when both sides run, so drift over time hits both alike."""
+    order = []
+    for round_index in range(rounds):
+        order += trainers if round_index % 2 == 0 else trainers[::-1]
+    return order
+
+
+def timed(owner, name: str, phase: str, phases: dict, sync) -> None:
+    """Wrap owner.<name> to add its wall time (device-synchronized) to phases[phase] for the current step."""
+    original = getattr(owner, name)
 
     def wrapper(*args, **kwargs):
         sync()
         start = time.perf_counter()
         result = original(*args, **kwargs)
         sync()
-        phases[name] += time.perf_counter() - start
+        phases[phase] += time.perf_counter() - start
         return result
 
-    setattr(trainer, name, wrapper)
+    setattr(owner, name, wrapper)
+
+
+def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str, conn) -> None:
+    """One run in a child process: build the model, train warm-up + measured steps, send each step's phases."""
+    import torch
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from r1_gui.data import add_model_columns, load_gui_dataset
+    from r1_gui.processing import load_processor, pixel_bounds
+    from r1_gui.prompts import chat_template_kwargs
+    from r1_gui.rewards import get_reward_funcs
+    from r1_gui.trainer import GUIGRPOTrainer
+
+    cuda = args.device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    folder = Path(folder)
+    dtype = torch.bfloat16 if cuda else torch.float32
+    model = build_model(folder / "model", args.shape, dtype, args.device, args.max_pixels)
+    processor = load_processor(folder / "model", max_pixels=args.max_pixels, padding_side="left")
+    dataset = add_model_columns(load_gui_dataset(data_dir, "train"), "aguvis", "pixels", pixel_bounds(processor))
+    tokenizer = processor.tokenizer
+    stops = tokenizer.convert_tokens_to_ids(["<|im_end|>", "<|diff_marker|>"])
+    # a sampled image-pad token would break the forward pass; ids beyond the tokenizer would not decode
+    unused = range(len(tokenizer), model.config.text_config.vocab_size)
+    suppressed = [model.config.image_token_id, *stops, *unused]
+    config = GRPOConfig(
+        output_dir=str(folder / "out"),
+        max_steps=args.warmup + args.steps,
+        per_device_train_batch_size=args.prompts * args.num_generations,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length,
+        learning_rate=1e-6,
+        beta=0.0,
+        loss_type="dapo",
+        bf16=cuda,
+        gradient_checkpointing=cuda,
+        use_cpu=not cuda,
+        report_to="none",
+        logging_steps=1,
+        save_strategy="no",
+        seed=0,
+        data_seed=0,
+        chat_template_kwargs=chat_template_kwargs("aguvis"),
+        generation_kwargs={"suppress_tokens": suppressed},
+    )
+    rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
+    common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
+    if kind == "ours" and args.batched_windows:
+        from r1_gui.vision_attention import use_batched_window_attention
+
+        use_batched_window_attention(model)
+    if kind == "ours":
+        trainer = GUIGRPOTrainer(**common, prompt_style="aguvis", coordinates="pixels", completions_table_steps=0)
+    else:
+        trainer = GRPOTrainer(**common)
+    for quiet in (PrinterCallback, ProgressCallback):  # the table says it all
+        trainer.remove_callback(quiet)
+    phases = defaultdict(float)
+    steps = []
+    for name, phase in TIMED_METHODS.items():
+        timed(trainer, name, phase, phases, sync)
+    timed(trainer.accelerator, "backward", "backward", phases, sync)
+
+    class StepClock(TrainerCallback):
+        def on_step_begin(self, *unused, **kwargs):
+            phases.clear()
+            if cuda:
+                torch.cuda.reset_peak_memory_stats()
+            sync()
+            self.start = time.perf_counter()
+
+        def on_step_end(self, *unused, **kwargs):
+            sync()
+            total = time.perf_counter() - self.start
+            mean_length = trainer._metrics["train"]["completions/mean_length"][-1]
+            steps.append(
+                {
+                    "total": total,
+                    **phases,
+                    "tokens": mean_length * args.prompts * args.num_generations,
+                    "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+                }
+            )
+
+    trainer.add_callback(StepClock())
+    trainer.train()
+    rss_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    conn.send({"steps": steps[args.warmup :], "rss_gib": rss_gib})
+
+
+def summarize(steps: list[dict]) -> dict:
+    """Median seconds per phase and total, generated tokens/s and peak memory over a side's measured steps."""
+
+    def median(key):
+        return statistics.median(step.get(key, 0.0) for step in steps)
+
+    split = {phase: median(phase) for phase in PHASES if phase != "other"}
+    total = median("total")
+    split["other"] = max(0.0, total - sum(split.values()))
+    return {
+        **split,
+        "total": total,
+        "steps": [round(step["total"], 3) for step in steps],
+        "tokens_per_s": statistics.median(step["tokens"] / step["generation"] for step in steps),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--shape", choices=tuple(SHAPES), default="3b")
-    parser.add_argument("--steps", type=int, default=4, help="measured steps")
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--num_generations", type=int, default=8)
-    parser.add_argument("--max_completion_length", type=int, default=128)
-    parser.add_argument("--attn_implementation", default="sdpa")
+    parser.add_argument("--shape", choices=tuple(SHAPES), default=None, help="3b on cuda, tiny on cpu by default")
+    parser.add_argument("--trainer", choices=(*KINDS, "both"), default="both", help="ours, plain trl, or both (A/B)")
+    parser.add_argument("--prompts", type=int, default=1, help="screenshots per step (each answered num_generations)")
+    parser.add_argument("--num_generations", type=int, default=None, help="8 on cuda, 4 on cpu by default")
+    parser.add_argument("--max_completion_length", type=int, default=None, help="128 on cuda, 32 on cpu by default")
+    parser.add_argument("--max_pixels", type=int, default=None, help="501760 on cuda, 50176 on cpu by default")
+    parser.add_argument("--steps", type=int, default=3, help="measured steps per run (after warm-up)")
+    parser.add_argument("--warmup", type=int, default=1, help="steps per run left out of the medians")
+    parser.add_argument("--rounds", type=int, default=2, help="runs per side, interleaved ABBA")
+    parser.add_argument(
+        "--batched_windows", action="store_true", help="ours only: one sdpa call per window length in the vision tower"
+    )
     args = parser.parse_args()
+    args.shape = args.shape or ("3b" if args.device == "cuda" else "tiny")
+    cuda = args.device == "cuda"
+    args.num_generations = args.num_generations or (8 if cuda else 4)
+    args.max_completion_length = args.max_completion_length or (128 if cuda else 32)
+    args.max_pixels = args.max_pixels or (501760 if cuda else 50176)
 
     import torch
 
-    if args.device == "cuda" and not torch.cuda.is_available():
+    if cuda and not torch.cuda.is_available():
         print("CUDA is not available on this machine: nothing to profile (run on a GPU, or --device cpu)")
         print(json.dumps({"benchmark": "gpu_step_profile", "skipped": True, "reason": "no CUDA"}))
         return
 
-    from transformers import TrainerCallback
-    from trl import GRPOConfig
-
+    from r1_gui.actions.coords import smart_resize
     from r1_gui.builder import build
-    from r1_gui.data import add_model_columns, load_gui_dataset
-    from r1_gui.processing import load_processor, pixel_bounds
-    from r1_gui.prompts import chat_template_kwargs
-    from r1_gui.rewards import get_reward_funcs
     from r1_gui.synthetic import generate
-    from r1_gui.trainer import GUIGRPOTrainer
 
-    cuda = args.device == "cuda"
-    dtype = torch.bfloat16 if cuda else torch.float32
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    total_steps = args.warmup + args.steps
+    trainers = list(KINDS) if args.trainer == "both" else [args.trainer]
+    measured = {kind: [] for kind in trainers}
+    peaks = {kind: 0.0 for kind in trainers}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        generate(tmp / "raw", max(4, total_steps), seed=0, width=1080, height=2400, progress=False)
+        records = max(8, args.prompts * (args.warmup + args.steps))
+        generate(tmp / "raw", records=records, seed=0, width=SCREEN[0], height=SCREEN[1], progress=False)
         build([tmp / "raw" / "synthetic-l1.json"], tmp / "raw" / "images", tmp / "data", test_size=0, progress=False)
-        model = build_model(tmp / "model", args.shape, dtype, args.device, args.attn_implementation)
-        processor = load_processor(tmp / "model", max_pixels=501760)
-        dataset = add_model_columns(
-            load_gui_dataset(tmp / "data", "train"), "aguvis", "pixels", pixel_bounds(processor)
-        )
-        vocab_in_use = len(processor.tokenizer)
-        # a sampled image-pad token would break the forward pass; ids beyond the tokenizer would not decode
-        suppressed = [model.config.image_token_id, *range(vocab_in_use, model.config.text_config.vocab_size)]
-        config = GRPOConfig(
-            output_dir=str(tmp / "out"),
-            max_steps=total_steps,
-            per_device_train_batch_size=args.num_generations,  # one screenshot x num_generations per step
-            num_generations=args.num_generations,
-            max_completion_length=args.max_completion_length,
-            learning_rate=1e-6,
-            beta=0.0,
-            bf16=cuda,
-            gradient_checkpointing=cuda,
-            use_cpu=not cuda,
-            report_to="none",
-            logging_steps=1,
-            save_strategy="no",
-            seed=0,
-            chat_template_kwargs=chat_template_kwargs("aguvis"),
-            generation_kwargs={"suppress_tokens": suppressed},
-        )
-        trainer = GUIGRPOTrainer(
-            model=model,
-            reward_funcs=get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"),
-            args=config,
-            train_dataset=dataset,
-            processing_class=processor,
-            prompt_style="aguvis",
-            coordinates="pixels",
-            completions_table_steps=0,
-        )
-        phases = defaultdict(float)
-        steps, generated = [], []
-        for name in ("_generate", "_calculate_rewards", "_get_per_token_logps_and_entropies"):
-            timed(trainer, name, phases, sync)
-        backward = trainer.accelerator.backward
+        context = mp.get_context("spawn")
+        for run_index, kind in enumerate(schedule(trainers, args.rounds)):
+            parent_end, child_end = context.Pipe()
+            run_folder = str(tmp / f"run{run_index}-{kind}")
+            process = context.Process(target=run_trainer, args=(kind, args, str(tmp / "data"), run_folder, child_end))
+            process.start()
+            result = parent_end.recv()
+            process.join()
+            measured[kind] += result["steps"]
+            gpu_peaks = [step["peak_gib"] for step in result["steps"] if step["peak_gib"] is not None]
+            peaks[kind] = max(peaks[kind], max(gpu_peaks) if gpu_peaks else result["rss_gib"])
 
-        def timed_backward(loss, **kwargs):
-            sync()
-            start = time.perf_counter()
-            backward(loss, **kwargs)
-            sync()
-            phases["backward"] += time.perf_counter() - start
-
-        trainer.accelerator.backward = timed_backward
-
-        class StepClock(TrainerCallback):
-            def on_step_begin(self, *unused, **kwargs):
-                phases.clear()
-                if cuda:
-                    torch.cuda.reset_peak_memory_stats()
-                sync()
-                self.start = time.perf_counter()
-
-            def on_step_end(self, *unused, **kwargs):
-                sync()
-                steps.append({"total": time.perf_counter() - self.start, **phases})
-                generated.append(trainer._metrics["train"]["completions/mean_length"][-1] * args.num_generations)
-
-        trainer.add_callback(StepClock())
-        trainer.train()
-        peak_gb = torch.cuda.max_memory_allocated() / 2**30 if cuda else None
-
-    measured = steps[args.warmup :]
-    tokens = generated[args.warmup :]
-
-    def median(key):
-        return statistics.median(step.get(key, 0.0) for step in measured)
-
-    split = {
-        "generation": median("_generate"),
-        "reward_scoring": median("_calculate_rewards"),
-        "log_prob": median("_get_per_token_logps_and_entropies"),
-        "backward": median("backward"),
-    }
-    total = median("total")
-    split["other"] = max(0.0, total - sum(split.values()))
-    tokens_per_s = statistics.median(t / step["_generate"] for t, step in zip(tokens, measured, strict=True))
-    device_name = torch.cuda.get_device_name() if cuda else "cpu"
-    print(f"{args.shape} model on {device_name}, {args.num_generations} generations of <= {args.max_completion_length}")
-    print(f"{'phase':<16} {'s/step':>8} {'share':>7}")
-    for phase, seconds in split.items():
-        print(f"{phase:<16} {seconds:>8.3f} {seconds / total:>7.1%}")
-    print(f"{'total':<16} {total:>8.3f}")
-    print(f"generated tokens/s: {tokens_per_s:.0f}" + (f"; peak GPU memory {peak_gb:.1f} GiB" if cuda else ""))
+    summary = {kind: summarize(measured[kind]) for kind in trainers}
+    height, width = smart_resize(SCREEN[1], SCREEN[0], factor=28, min_pixels=3136, max_pixels=args.max_pixels)
+    image_tokens = height * width // 28**2
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    batch = f"{args.prompts} x {args.num_generations} answers of {args.max_completion_length} tokens"
+    batch += f", {image_tokens} image tokens"
+    print(f"{args.shape} model on {device_name}, {batch}, {args.rounds} runs x {args.steps} steps per side")
+    print(
+        f"{'phase':<16}"
+        + "".join(f"{kind + ' s':>10}" for kind in trainers)
+        + ("   ours/plain" if len(trainers) == 2 else "")
+    )
+    for phase in (*PHASES, "total"):
+        row = f"{phase:<16}" + "".join(f"{summary[kind][phase]:>10.3f}" for kind in trainers)
+        if len(trainers) == 2:
+            plain = summary["plain"][phase]
+            row += f"{summary['ours'][phase] / plain:>13.3f}" if plain > 0 else f"{'-':>13}"
+        print(row)
+    memory = "peak GPU memory GiB" if args.device == "cuda" else "peak RSS GiB"
+    print(f"{'tokens/s':<16}" + "".join(f"{summary[kind]['tokens_per_s']:>10.0f}" for kind in trainers))
+    print(f"{memory:<16}" + "".join(f"{peaks[kind]:>10.2f}" for kind in trainers))
     result = {
         "benchmark": "gpu_step_profile",
         "device": device_name,
         "shape": args.shape,
-        "seconds_per_step": round(total, 3),
-        **{f"{phase}_s": round(seconds, 3) for phase, seconds in split.items()},
-        "generated_tokens_per_s": round(tokens_per_s, 1),
-        "peak_gpu_memory_gib": round(peak_gb, 2) if peak_gb is not None else None,
+        "prompts": args.prompts,
         "num_generations": args.num_generations,
         "max_completion_length": args.max_completion_length,
-        "image_tokens": 592,
+        "image_tokens": image_tokens,
+        "runs_per_side": args.rounds,
+        "batched_windows": args.batched_windows,
+        "measured_steps_per_side": args.rounds * args.steps,
+        **{
+            kind: {
+                **{f"{key}_s": round(value, 3) for key, value in summary[kind].items() if key in (*PHASES, "total")},
+                "step_s": summary[kind]["steps"],
+                "generated_tokens_per_s": round(summary[kind]["tokens_per_s"], 1),
+                "peak_memory_gib": round(peaks[kind], 2),
+            }
+            for kind in trainers
+        },
     }
+    if len(trainers) == 2:
+        result["ratio_ours_plain"] = {
+            key: round(summary["ours"][key] / summary["plain"][key], 3)
+            for key in (*PHASES, "total")
+            if summary["plain"][key] > 0
+        }
     print(json.dumps(result))
 
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from demo_batch import add_batch_arguments, demo_trainer
+from demo_batch import add_batch_arguments, demo_trainer, timed_loss_pass
 
 SHARES = (0.25, 0.5, 0.75)
 
@@ -39,18 +39,12 @@ def main() -> None:
         start = time.perf_counter()
         batch = trainer._generate_and_score_completions(rows)
         generate_s = time.perf_counter() - start
-        trainer.model.train()
-        trainer.current_gradient_accumulation_steps = 1  # set by the training loop
         # every group gets signal first, so the share without signal is exactly the share zeroed below
         signal = torch.linspace(-1.0, 1.0, args.generations).repeat(args.prompts)
 
         def loss_pass(inputs: dict, skip: bool) -> tuple[float, dict]:
             trainer.skip_no_signal = skip
-            trainer.model.zero_grad()
-            start = time.perf_counter()
-            trainer._compute_loss(trainer.model, inputs).backward()
-            seconds = time.perf_counter() - start
-            return seconds, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+            return timed_loss_pass(trainer, inputs)
 
         results = []
         for share in SHARES:

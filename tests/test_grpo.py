@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from r1_gui import rewards
 from r1_gui.actions import completion_text
 from r1_gui.grpo_gui import main, parse_grpo_arguments
+from r1_gui.processing import stock_processor_configs_resolve
 from r1_gui.rewards import get_reward_funcs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,6 +62,7 @@ def test_two_steps_log_every_reward_per_action_type(tiny_qwen2_vl, synthetic_dat
     # output_dir holds the model, its processor and the trainer state
     for name in ("model.safetensors", "config.json", "processor_config.json", "tokenizer.json", "trainer_state.json"):
         assert (tmp_path / name).is_file(), name
+    assert stock_processor_configs_resolve(tmp_path)  # the stock processor loads it where torchvision works
     # the completions table: screenshots with points drawn, and one JSON line per row
     table = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
     assert table and {"instruction", "completion", "solution", "reward/accuracy", "reward/format"} <= set(table[0])
@@ -207,6 +209,47 @@ def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_da
     assert plain["completion_ids"].shape[0] == len(rows)
 
 
+def loss_gradients(trainer, batch) -> dict[str, torch.Tensor]:
+    """Every parameter's gradient of one loss pass (trainer._compute_loss) on a generated batch."""
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop
+    trainer.model.zero_grad()
+    trainer._compute_loss(trainer.model, batch).backward()
+    return {name: p.grad.clone() for name, p in trainer.model.named_parameters() if p.grad is not None}
+
+
+def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_gradient(
+    tiny_qwen2_vl, synthetic_dataset, tmp_path
+):
+    """In the loss pass the vision tower sees each distinct screenshot of the micro-batch once, and every parameter's
+    gradient (the vision tower's included) is the one of the pass that encodes every copy."""
+    from helpers.gradients import assert_same_gradient
+
+    from r1_gui.repeated_images import _image_encoder, image_key
+
+    def alternating(completions, **kwargs):
+        return [float(i % 2) for i in range(len(completions))]
+
+    trainer, dataset = build_trainer(tiny_qwen2_vl, synthetic_dataset, tmp_path, [alternating], num_generations=4)
+    rows = [dataset[i] for i in range(4) for _ in range(4)]
+    batch = trainer._generate_and_score_completions(rows)
+    distinct = len({image_key(row["image"].convert("RGB")) for row in rows})
+    assert distinct > 1 and bool((batch["advantages"] != 0).all())
+    encoded = []
+    _image_encoder(trainer.model).visual.register_forward_pre_hook(lambda module, args: encoded.append(args[0]))
+    grads = {}
+    for dedupe in (False, True):
+        trainer.dedupe_images = dedupe
+        encoded.clear()
+        grads[dedupe] = loss_gradients(trainer, batch)
+        images = len(encoded) and encoded[0].shape[0] // int(batch["image_grid_thw"][0].prod())
+        assert (len(encoded), images) == (1, distinct if dedupe else len(rows)), dedupe
+    assert any(name.startswith("model.visual.") for name in grads[False])
+    assert grads[True].keys() == grads[False].keys()
+    for name, grad in grads[False].items():
+        assert_same_gradient(grads[True][name], grad, name)
+
+
 def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     """Skipping zero-advantage completions must be a pure saving: on a batch where click prompts get equal rewards
     (no signal) and the others do not, the gradient with and without the skip is the same, and the skipped pass
@@ -235,14 +278,10 @@ def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synth
     assert torch.equal(kept["pixel_values"], torch.cat([image for image, s in zip(images, signal, strict=True) if s]))
     assert torch.equal(kept["image_grid_thw"], batch["image_grid_thw"][signal])
 
-    trainer.model.train()
-    trainer.current_gradient_accumulation_steps = 1  # set by the training loop
     grads = {}
     for skip in (False, True):
         trainer.skip_no_signal = skip
-        trainer.model.zero_grad()
-        trainer._compute_loss(trainer.model, batch).backward()
-        grads[skip] = {name: p.grad.clone() for name, p in trainer.model.named_parameters() if p.grad is not None}
+        grads[skip] = loss_gradients(trainer, batch)
     assert grads[False] and grads[True].keys() == grads[False].keys()
     assert any(g.abs().sum() > 0 for g in grads[False].values()), "the batch carried no gradient at all"
     for name, grad in grads[False].items():
@@ -273,6 +312,7 @@ def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tm
     common = ("--save_strategy", "steps", "--save_steps", "2")
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", *common)
     assert (tmp_path / "checkpoint-2" / "trainer_state.json").is_file()
+    assert stock_processor_configs_resolve(tmp_path / "checkpoint-2")
     state = run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "3", "--resume_from_checkpoint", "last")
     steps = [entry["step"] for entry in state["log_history"] if "loss" in entry]
     assert state["global_step"] == 3

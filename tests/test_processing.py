@@ -7,8 +7,18 @@ from importlib import resources
 
 import pytest
 from PIL import Image
+from transformers.image_processing_base import ImageProcessingMixin
+from transformers.models.auto.video_processing_auto import video_processor_class_from_name
+from transformers.processing_utils import ProcessorMixin
+from transformers.video_processing_utils import BaseVideoProcessor
 
-from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor, load_processor, pixel_bounds
+from r1_gui.processing import (
+    CHAT_TEMPLATE,
+    GUIVLProcessor,
+    load_processor,
+    pixel_bounds,
+    stock_processor_configs_resolve,
+)
 
 
 def smart_resize_by_hand(height, width, factor=28, min_pixels=3136, max_pixels=12845056):
@@ -69,30 +79,175 @@ def test_a_folder_that_is_not_qwen_vl_is_refused(tmp_path):
         load_processor(tmp_path)
 
 
-def make_upstream_layout(tiny_folder, out, processor_class, model_type):
-    """A folder laid out like Qwen/Qwen2-VL-7B-Instruct or Qwen2.5-VL-3B-Instruct on the Hub (pre-5.x files)."""
+QWEN_IMAGE_SETTINGS = {
+    "patch_size": 14,
+    "temporal_patch_size": 2,
+    "merge_size": 2,
+    "image_mean": [0.48145466, 0.4578275, 0.40821073],
+    "image_std": [0.26862954, 0.26130258, 0.27577711],
+}
+
+
+def make_upstream_layout(
+    tiny_folder, out, processor_class, model_type, max_pixels=12845056, video_config=False, template_in="chat_template"
+):
+    """A folder laid out like Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-3B-Instruct or xlangai/Aguvis-7B-720P on the Hub
+    (pre-5.x files: a flat preprocessor_config.json, no processor_config.json). video_config adds the
+    video_preprocessor_config.json that later Hub revisions carry; template_in says where the chat template lives
+    (chat_template.json, or tokenizer_config.json as older fine-tunes keep it)."""
     out.mkdir()
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(tiny_folder / name, out / name)
+    bounds = {"min_pixels": 3136, "max_pixels": max_pixels}
     (out / "preprocessor_config.json").write_text(
         json.dumps(
             {
-                "min_pixels": 3136,
-                "max_pixels": 12845056,
-                "patch_size": 14,
-                "temporal_patch_size": 2,
-                "merge_size": 2,
-                "image_mean": [0.48145466, 0.4578275, 0.40821073],
-                "image_std": [0.26862954, 0.26130258, 0.27577711],
+                **bounds,
+                **QWEN_IMAGE_SETTINGS,
                 "image_processor_type": "Qwen2VLImageProcessor",
                 "processor_class": processor_class,
             }
         )
     )
+    if video_config:
+        video = {**bounds, **QWEN_IMAGE_SETTINGS, "video_processor_type": "Qwen2VLVideoProcessor"}
+        (out / "video_preprocessor_config.json").write_text(json.dumps({**video, "processor_class": processor_class}))
     stock = resources.files("trl").joinpath("chat_templates/qwen2_5_vl.jinja").read_text()
-    (out / "chat_template.json").write_text(json.dumps({"chat_template": stock}))
+    if template_in == "chat_template":
+        (out / "chat_template.json").write_text(json.dumps({"chat_template": stock}))
+    else:
+        tokenizer_config = json.loads((out / "tokenizer_config.json").read_text())
+        (out / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "chat_template": stock}))
     (out / "config.json").write_text(json.dumps({"model_type": model_type, "architectures": ["X"]}))
     return out
+
+
+def make_stock_saved_layout(tiny_folder, out, processor_class, model_type):
+    """A folder as the stock processor saves it under transformers 5 (a checkpoint written on a GPU machine):
+    processor_config.json with nested image and video processor settings, chat_template.jinja."""
+    out.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "config.json"):
+        shutil.copy(tiny_folder / name, out / name)
+    size = {"shortest_edge": 3136, "longest_edge": 501760}
+    nested = {
+        "image_processor": {**QWEN_IMAGE_SETTINGS, "size": size, "image_processor_type": "Qwen2VLImageProcessor"},
+        "video_processor": {**QWEN_IMAGE_SETTINGS, "size": size, "video_processor_type": "Qwen2VLVideoProcessor"},
+        "processor_class": processor_class,
+    }
+    (out / "processor_config.json").write_text(json.dumps(nested))
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "model_type": model_type}))
+    return out
+
+
+def make_legacy_r1_gui_layout(tiny_folder, out):
+    """A folder r1_gui saved before it wrote preprocessor_config.json: processor_config.json holds the image
+    processor only, so the stock processor finds no video processor config (issue 20)."""
+    shutil.copytree(tiny_folder, out)
+    (out / "preprocessor_config.json").unlink()
+    return out
+
+
+def stock_video_processor_class(folder) -> str | None:
+    """The video processor class AutoVideoProcessor would build for the folder: the resolved config's
+    video_processor_type, else the one inferred from its image_processor_type (transformers' fallback for
+    pre-video folders), provided transformers knows that class."""
+    config, _ = BaseVideoProcessor.get_video_processor_dict(str(folder))
+    name = config.get("video_processor_type")
+    if name is None and config.get("image_processor_type"):
+        name = config["image_processor_type"].replace("ImageProcessor", "VideoProcessor")
+    return name if name and video_processor_class_from_name(name) is not None else None
+
+
+def stock_processor_class(folder) -> str | None:
+    """The processor class AutoProcessor reads: processor_config.json's, else preprocessor_config.json's."""
+    if (folder / "processor_config.json").is_file():
+        name = ProcessorMixin.get_processor_dict(str(folder))[0].get("processor_class")
+        if name:
+            return name
+    return ImageProcessingMixin.get_image_processor_dict(str(folder))[0].get("processor_class")
+
+
+def saved_checkpoint(tiny_folder, out):
+    """What trl's trainers write as a checkpoint's processor: load_processor's processor, save_pretrained."""
+    processor = load_processor(tiny_folder, max_pixels=501760)
+    processor.save_pretrained(out)
+    shutil.copy(tiny_folder / "config.json", out / "config.json")  # the trainer's save_model writes it
+    return out
+
+
+# (layout, architecture, expected stock processor class, max_pixels the folder resizes to)
+FOLDER_KINDS = [
+    # r1_gui.tiny's own folder, as built
+    ("tiny", "qwen2_vl", "Qwen2VLProcessor", 200704),
+    ("tiny", "qwen2_5_vl", "Qwen2_5_VLProcessor", 200704),
+    # a processor saved by a trainer (SFT/GRPO checkpoints, final outputs, the demo's stages)
+    ("checkpoint", "qwen2_vl", "Qwen2VLProcessor", 501760),
+    ("checkpoint", "qwen2_5_vl", "Qwen2_5_VLProcessor", 501760),
+    # Qwen/Qwen2-VL-7B-Instruct, without and with a video processor config
+    ("upstream", "qwen2_vl", "Qwen2VLProcessor", 12845056),
+    ("upstream+video", "qwen2_vl", "Qwen2VLProcessor", 12845056),
+    # Qwen/Qwen2.5-VL-3B-Instruct, without and with a video processor config
+    ("upstream", "qwen2_5_vl", "Qwen2_5_VLProcessor", 12845056),
+    ("upstream+video", "qwen2_5_vl", "Qwen2_5_VLProcessor", 12845056),
+    # xlangai/Aguvis-7B-720P: a Qwen2-VL layout whose chat template sits in tokenizer_config.json (the layout is
+    # what is tested; this max_pixels is illustrative, not read from the Hub)
+    ("aguvis", "qwen2_vl", "Qwen2VLProcessor", 1003520),
+    # a checkpoint the stock processor saved under transformers 5 (nested image and video settings)
+    ("stock-saved", "qwen2_5_vl", "Qwen2_5_VLProcessor", 501760),
+]
+
+
+def make_folder(kind, arch, processor_class, max_pixels, tiny_folder, out):
+    if kind == "tiny":
+        return tiny_folder
+    if kind == "checkpoint":
+        return saved_checkpoint(tiny_folder, out)
+    if kind == "stock-saved":
+        return make_stock_saved_layout(tiny_folder, out, processor_class, arch)
+    template_in = "tokenizer_config" if kind == "aguvis" else "chat_template"
+    video = kind == "upstream+video"
+    return make_upstream_layout(tiny_folder, out, processor_class, arch, max_pixels, video, template_in)
+
+
+@pytest.mark.parametrize("kind, arch, processor_class, max_pixels", FOLDER_KINDS)
+def test_every_kind_of_folder_resolves_for_the_stock_processor_and_loads_without_it(
+    request, tmp_path, kind, arch, processor_class, max_pixels
+):
+    """Checked against transformers' own resolution of the image and video processor configs (no torchvision)."""
+    folder = make_folder(
+        kind, arch, processor_class, max_pixels, request.getfixturevalue("tiny_" + arch), tmp_path / "f"
+    )
+    image_config, _ = ImageProcessingMixin.get_image_processor_dict(str(folder))
+    assert image_config["image_processor_type"] == "Qwen2VLImageProcessor"
+    assert stock_video_processor_class(folder) == "Qwen2VLVideoProcessor"
+    assert stock_processor_class(folder) == processor_class
+    assert stock_processor_configs_resolve(folder)
+    processor = load_processor(folder)  # GUIVLProcessor: this machine has no torchvision
+    assert isinstance(processor, GUIVLProcessor)
+    assert pixel_bounds(processor) == (3136, max_pixels)
+    tokens, grid = image_token_count(processor, Image.new("RGB", (1080, 2400)))
+    h, w = smart_resize_by_hand(2400, 1080, max_pixels=max_pixels)
+    assert grid == [1, h // 14, w // 14] and tokens == (h // 28) * (w // 28)
+
+
+def test_saved_folder_gives_the_video_processor_the_image_settings(tiny_qwen2_5_vl, tmp_path):
+    """The stock video processor of a saved folder resizes by the same bounds as its image processor."""
+    folder = saved_checkpoint(tiny_qwen2_5_vl, tmp_path / "f")
+    video_config, _ = BaseVideoProcessor.get_video_processor_dict(str(folder))
+    image_config, _ = ImageProcessingMixin.get_image_processor_dict(str(folder))
+    assert video_config["size"] == image_config["size"] == {"shortest_edge": 3136, "longest_edge": 501760}
+    assert video_config["processor_class"] == "Qwen2_5_VLProcessor"
+
+
+def test_a_folder_saved_before_the_fix_is_flagged_and_still_loads(tiny_qwen2_vl, tmp_path):
+    """Without preprocessor_config.json the stock processor finds no video config (the issue's OSError); such a
+    folder is detected, so load_processor takes GUIVLProcessor for it even where torchvision works."""
+    folder = make_legacy_r1_gui_layout(tiny_qwen2_vl, tmp_path / "old")
+    with pytest.raises(OSError, match="Can't load video processor"):
+        BaseVideoProcessor.get_video_processor_dict(str(folder))
+    assert not stock_processor_configs_resolve(folder)
+    assert isinstance(load_processor(folder), GUIVLProcessor)
 
 
 @pytest.mark.parametrize(

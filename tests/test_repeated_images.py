@@ -8,7 +8,8 @@ from unittest import mock
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from helpers.gradients import assert_same_gradient
+from helpers.screens import batch_of, screen
 
 from r1_gui.repeated_images import (
     ImageProcessorCache,
@@ -20,11 +21,6 @@ from r1_gui.repeated_images import (
     image_key,
     prefill_each_prompt_once,
 )
-
-
-def screen(seed: int, size=(56, 112)) -> Image.Image:
-    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-    return Image.fromarray(pixels)
 
 
 @pytest.fixture(scope="module")
@@ -133,23 +129,6 @@ def test_cached_image_processor_is_put_back_even_after_an_error(processor):
     assert processor.image_processor is inner
 
 
-def batch_of(processor, images, texts=None):
-    """The processor's chat-template batch for one user turn per image (trl's path: images inside the messages)."""
-    texts = texts or ["open the app"] * len(images)
-    conversations = [
-        [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": text}]}]
-        for image, text in zip(images, texts, strict=True)
-    ]
-    return processor.apply_chat_template(
-        conversation=conversations,
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=True,
-        padding=True,
-        return_tensors="pt",
-    )
-
-
 def test_processor_call_through_the_cache_gives_the_same_batch(processor):
     """The path trl takes: the processor's chat template call, images inside the messages."""
     rows = [screen(i) for i in (0, 0, 1, 1, 2, 2)]
@@ -229,6 +208,41 @@ def test_encode_each_image_once_leaves_training_passes_alone(tiny_with_processor
         model(**inputs).logits.sum().backward()
     assert seen == [int(inputs["image_grid_thw"].prod(-1).sum())]
     assert "get_image_features" not in encoder.__dict__  # the model is as it was
+
+
+def gradients_of(model, inputs, weights) -> dict[str, torch.Tensor]:
+    """Every parameter's gradient of a fixed weighted sum of the logits (a stand-in for the GRPO loss)."""
+    model.zero_grad()
+    (model(**inputs).logits * weights).sum().backward()
+    return {name: param.grad.clone() for name, param in model.named_parameters() if param.grad is not None}
+
+
+@pytest.mark.parametrize(
+    "copies",
+    [
+        (0, 0, 0, 1, 1, 2),  # three screenshots, repeated 3, 2 and 1 times
+        (0, 1, 0, 1),  # repeats apart from each other
+        (3, 3, 3, 3),  # one screenshot, four answers (a GRPO group)
+    ],
+)
+def test_loss_pass_encodes_each_image_once_with_the_full_batch_gradient(tiny_with_processor, copies):
+    """With gradients on and with_gradients=True the repeats share one encoder pass and its gradient is the sum
+    of theirs: every parameter's gradient equals the undeduplicated one."""
+    model, processor = tiny_with_processor
+    model.train()
+    inputs = batch_of(processor, [screen(i) for i in copies])
+    patches = inputs["image_grid_thw"].prod(-1).tolist()
+    weights = torch.randn(model(**inputs).logits.shape, generator=torch.Generator().manual_seed(0))
+    seen = count_encoded_patches(model)
+    expected = gradients_of(model, inputs, weights)
+    with encode_each_image_once(model, with_gradients=True):
+        got = gradients_of(model, inputs, weights)
+    first = {image: index for index, image in reversed(list(enumerate(copies)))}
+    assert seen == [sum(patches), sum(patches[index] for index in sorted(first.values()))]
+    assert expected.keys() == got.keys()
+    assert any(name.startswith(("visual.", "model.visual.")) for name in expected)  # the encoder is in it
+    for name in expected:
+        assert_same_gradient(got[name], expected[name], name)
 
 
 def test_encode_each_image_once_without_a_vision_tower_does_nothing():

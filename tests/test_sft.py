@@ -11,7 +11,7 @@ from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
 
 from r1_gui.actions import resized_size
 from r1_gui.data import add_model_columns, load_gui_dataset
-from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds, stock_processor_configs_resolve
 from r1_gui.sft import add_sft_columns, main, parse_sft_arguments
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,3 +73,4 @@ def test_sft_trains_and_saves(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     before, after = load_file(tiny_qwen2_vl / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     assert any(not torch.equal(before[name], after[name]) for name in before)
     assert (tmp_path / "processor_config.json").is_file() and (tmp_path / "chat_template.jinja").is_file()
+    assert stock_processor_configs_resolve(tmp_path)  # the stock processor loads it where torchvision works

@@ -20,9 +20,12 @@ from importlib import resources
 from pathlib import Path
 
 from transformers import AutoTokenizer
+from transformers.image_processing_base import ImageProcessingMixin
 from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor
 from transformers.processing_utils import ProcessorMixin
+from transformers.utils import IMAGE_PROCESSOR_NAME
+from transformers.video_processing_utils import BaseVideoProcessor
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +58,20 @@ class GUIVLProcessor(Qwen2VLProcessor):
         if videos is not None:
             raise ValueError("GUIVLProcessor handles images only; install a CUDA torchvision for video inputs")
         return super().__call__(images=images, text=text, **kwargs)
+
+    def save_pretrained(self, save_directory, *args, **kwargs) -> list[str]:
+        """Save as `ProcessorMixin` does, plus the image processor's settings in preprocessor_config.json, where
+        upstream Qwen-VL folders keep them. The stock processor finds its video processor there when a folder has no
+        video processor config (transformers reads video_preprocessor_config.json, else a `video_processor` entry of
+        processor_config.json, else preprocessor_config.json), so every folder r1_gui saves (tiny models,
+        checkpoints, final outputs: trl's trainers save through here) loads as the stock processor where torchvision
+        works; without it `GUIVLProcessor` reads the same folder."""
+        files = super().save_pretrained(save_directory, *args, **kwargs)
+        settings = json.loads(self.image_processor.to_json_string())
+        settings["processor_class"] = self.to_dict()["processor_class"]
+        path = Path(save_directory) / IMAGE_PROCESSOR_NAME
+        path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+        return [*files, str(path)]
 
     def to_dict(self) -> dict:
         output = super().to_dict()
@@ -106,6 +123,17 @@ def torchvision_works() -> bool:
     return True
 
 
+def stock_processor_configs_resolve(path: str | Path) -> bool:
+    """True when transformers' own file-resolution rules find both an image and a video processor config in the
+    folder, which the stock Qwen-VL processor needs (neither lookup needs torchvision)."""
+    try:
+        ImageProcessingMixin.get_image_processor_dict(str(path), local_files_only=True)
+        BaseVideoProcessor.get_video_processor_dict(str(path), local_files_only=True)
+    except OSError:
+        return False
+    return True
+
+
 def resolve_model_path(model_name_or_path: str | Path) -> Path:
     """A local folder as is; a Hub id through the local cache or a download (never in tests)."""
     path = Path(model_name_or_path)
@@ -136,11 +164,17 @@ def load_processor(
             f"{model_name_or_path} is not a Qwen-VL model folder: config.json has model_type {model_type!r}, "
             f"expected one of {', '.join(STOCK_PROCESSOR_CLASS)}"
         )
-    if torchvision_works():
+    if torchvision_works() and stock_processor_configs_resolve(path):
         from transformers import AutoProcessor
 
         processor = AutoProcessor.from_pretrained(path)
     else:
+        if torchvision_works():
+            logger.warning(
+                "%s has no video processor config the stock processor could load (a folder saved by r1_gui before "
+                "preprocessor_config.json was written): using GUIVLProcessor (images only)",
+                path,
+            )
         processor = GUIVLProcessor.from_folder(path, model_type=model_type)
     set_pixel_bounds(processor, min_pixels, max_pixels)
     if chat_template is not None:

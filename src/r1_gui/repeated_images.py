@@ -9,7 +9,9 @@ The helpers below do that work once per distinct screenshot or prompt and hand b
 - `ImageProcessorCache` stands in for a processor's image processor: it processes the distinct images of a call
   (and of earlier calls in the same step) once and assembles `pixel_values` / `image_grid_thw` for the full list.
 - `encode_each_image_once(model)` makes the vision encoder of a Qwen-VL model encode each distinct image of a batch
-  once while gradients are off (generation); the features of the repeats are copies of the same tensors.
+  once while gradients are off (generation); the features of the repeats are copies of the same tensors. With
+  `with_gradients=True` it does so in the loss pass too: the repeats index the same features, so autograd sums
+  each copy's gradient into the one encoder pass (the gradient of the full batch, up to float summation order).
 - `prefill_each_prompt_once(model)` makes `generate` run its prefill on the distinct prompts only and copy their
   cache and first logits to the repeats; every row then decodes (and samples) as before.
 
@@ -168,8 +170,10 @@ def _method_replaced(owner: torch.nn.Module, name: str, replacement) -> Iterator
 
 
 @contextlib.contextmanager
-def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
-    """Within the block, and while gradients are off, the vision tower encodes each distinct image of a batch once."""
+def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False) -> Iterator[None]:
+    """Within the block the vision tower encodes each distinct image of a batch once: while gradients are off, or
+    also while they are on with `with_gradients=True` (the loss pass; each copy's gradient is summed into the
+    distinct image's features by autograd, as the full batch's encoder parameters would receive it)."""
     encoder = _image_encoder(model)
     if encoder is None:
         yield
@@ -177,7 +181,8 @@ def encode_each_image_once(model: torch.nn.Module) -> Iterator[None]:
     original = encoder.get_image_features
 
     def get_image_features(pixel_values, image_grid_thw=None, **kwargs):
-        if torch.is_grad_enabled() or image_grid_thw is None or kwargs.get("output_hidden_states"):
+        skip = torch.is_grad_enabled() and not with_gradients
+        if skip or image_grid_thw is None or kwargs.get("output_hidden_states"):
             return original(pixel_values, image_grid_thw, **kwargs)
         distinct, inverse = distinct_images(pixel_values, image_grid_thw)
         if len(distinct) == len(inverse):

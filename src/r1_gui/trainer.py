@@ -53,6 +53,9 @@ class GUIGRPOTrainer(GRPOTrainer):
        vision tower in generation, and generation prefills every copy. With `dedupe_images=True` each distinct
        screenshot is processed once per step, encoded once and each distinct prompt prefilled once per generation
        batch (`r1_gui.repeated_images`); the tensors are the same (up to float rounding of the smaller prefill).
+       In the loss pass (in `_compute_loss`) the vision tower likewise encodes each distinct screenshot of the
+       micro-batch once, with gradients: the copies index the same features, so autograd sums their gradients
+       (the parent's gradient up to float summation order).
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -229,7 +232,10 @@ class GUIGRPOTrainer(GRPOTrainer):
     def _compute_loss(self, model, inputs):
         if self.skip_no_signal and self.model.training:
             inputs = drop_rows_without_signal(inputs)
-        return super()._compute_loss(model, inputs)
+        if not self.dedupe_images:
+            return super()._compute_loss(model, inputs)
+        with encode_each_image_once(model, with_gradients=True):
+            return super()._compute_loss(model, inputs)
 
     # -- 6. repeated prompts ---------------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):

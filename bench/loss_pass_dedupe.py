@@ -1,0 +1,79 @@
+"""Repeated screenshots in the loss pass: GRPO's log-prob forward and backward with the vision tower encoding every
+copy of a screenshot (trl) or each distinct screenshot once (`--dedupe_images`, gradient summed over the copies).
+
+    python bench/loss_pass_dedupe.py [--size small] [--prompts 16] [--generations 8] [--repeats 3]
+
+The demo's batch shape (its synthetic screens at max_pixels 50176 and short system prompt, aguvis prompts,
+`--prompts` x `--generations` completions of up to 48 tokens from a random local model): one generation, then
+`GUIGRPOTrainer._compute_loss` plus backward timed with `dedupe_images` off and on, alternating which goes first,
+median of `--repeats`. Every group is given signal (advantages spread within each group), so the whole batch goes
+through the pass. Reports the ratio (on / off seconds), the images the vision tower encoded per pass and the largest
+gradient difference relative to the largest gradient element (float32 summation order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from demo_batch import add_batch_arguments, demo_trainer, timed_loss_pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_batch_arguments(parser, "timed loss passes per side")
+    args = parser.parse_args()
+
+    import torch
+
+    from r1_gui.repeated_images import _image_encoder
+
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer, rows = demo_trainer(Path(tmp), args.size, args.prompts, args.generations)
+        batch = trainer._generate_and_score_completions(rows)
+        batch["advantages"] = torch.linspace(-1.0, 1.0, args.generations).repeat(args.prompts)
+        encoded: list[int] = []
+        visual = _image_encoder(trainer.model).visual
+        visual.register_forward_pre_hook(lambda module, inputs: encoded.append(inputs[0].shape[0]))
+        per_image = int(batch["image_grid_thw"].prod(-1).float().mean())
+
+        def loss_pass(dedupe: bool) -> tuple[float, dict]:
+            trainer.dedupe_images = dedupe
+            encoded.clear()
+            return timed_loss_pass(trainer, batch)
+
+        loss_pass(True)  # warm-up
+        times, grads, images = {False: [], True: []}, {}, {}
+        for repeat in range(args.repeats):
+            for dedupe in (False, True) if repeat % 2 == 0 else (True, False):
+                seconds, grads[dedupe] = loss_pass(dedupe)
+                times[dedupe].append(seconds)
+                images[dedupe] = round(sum(encoded) / per_image)
+
+    off, on = statistics.median(times[False]), statistics.median(times[True])
+    largest = max(g.abs().max().item() for g in grads[False].values())
+    diff = max((grads[True][n] - g).abs().max().item() for n, g in grads[False].items())
+    print(f"loss pass of {args.prompts} x {args.generations} completions ({args.size} model), median of {args.repeats}")
+    print(f"{'dedupe off s':>12} {'dedupe on s':>12} {'ratio':>7} {'images encoded':>15} {'grad rel diff':>14}")
+    encoded_text = f"{images[True]} of {images[False]}"
+    print(f"{off:>12.3f} {on:>12.3f} {on / off:>7.3f} {encoded_text:>15} {diff / largest:>14.1e}")
+    summary = {
+        "benchmark": "loss_pass_dedupe",
+        "size": args.size,
+        "batch": f"{args.prompts}x{args.generations}",
+        "off_s": round(off, 3),
+        "on_s": round(on, 3),
+        "ratio": round(on / off, 3),
+        "images_encoded_on": images[True],
+        "images_encoded_off": images[False],
+        "grad_rel_diff": float(f"{diff / largest:.2e}"),
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# GPU smoke run: the whole product through its real command lines on one GPU, in bf16, one PASS/FAIL line each.
+#
+#   bash local_scripts/gpu_smoke.sh                 # CUDA; without CUDA it says so and exits 0
+#   bash local_scripts/gpu_smoke.sh --cpu           # the same sequence on CPU (fp32, gloo): tests this script
+#   R1_GUI_SMOKE_DEVICE=cpu bash local_scripts/gpu_smoke.sh
+#
+# Entry points, in order, each feeding the next: a tiny model (r1_gui.tiny), synthetic data (make_synthetic.py,
+# raw_load_data.py), the stock processor on the folders r1_gui writes, SFT (sft.py), GRPO (grpo_gui.py) from the SFT
+# output, GRPO under torchrun with DeepSpeed zero1_no_optimizer.json and zero2.json, GRPO with LoRA, evaluation
+# (eval/test_aitw.py) of the GRPO output, the demo (python -m r1_gui.demo --fast) and one GRPO step of a
+# Qwen2.5-VL-3B-shaped model with a real AdamW step (bench/gpu_step_profile.py). The CPU mode skips, saying why, the
+# steps a CPU cannot do: the stock processor (no CPU torchvision) and the 3B step.
+#
+# Exits 1 if any entry point fails. Logs: $SMOKE_DIR/logs/<entry point>.log (SMOKE_DIR defaults to a temporary
+# folder that is kept when something fails). PYTHON (default .venv/bin/python when present, else python3) and
+# SMOKE_NPROC (torchrun processes, default 1) may be set.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+DEVICE="${R1_GUI_SMOKE_DEVICE:-cuda}"
+[[ "${1:-}" == "--cpu" ]] && DEVICE=cpu
+if [[ -z "${PYTHON:-}" ]]; then
+    if [[ -x .venv/bin/python ]]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
+fi
+export PYTHONPATH="${PWD}/src${PYTHONPATH:+:${PYTHONPATH}}"
+
+if [[ "${DEVICE}" == cuda ]] && ! "${PYTHON}" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+    echo "gpu_smoke: SKIP: no CUDA device here (torch.cuda.is_available() is False). Run it on a GPU machine, or"
+    echo "gpu_smoke: run the same sequence on CPU with: bash local_scripts/gpu_smoke.sh --cpu"
+    exit 0
+fi
+
+W="${SMOKE_DIR:-$(mktemp -d -t r1_gui_smoke.XXXXXX)}"
+mkdir -p "${W}/logs"
+NPROC="${SMOKE_NPROC:-1}"
+if [[ "${DEVICE}" == cuda ]]; then
+    TRAIN=(--use_cpu false --bf16 true --gradient_checkpointing true)
+    EVAL=(--device cuda --dtype bfloat16)
+else
+    TRAIN=(--use_cpu true --bf16 false --gradient_checkpointing false)
+    EVAL=(--device cpu --dtype float32)
+fi
+# the process group's backend under torchrun: nccl on GPUs, gloo on CPU (a single process has no process group)
+if [[ "${DEVICE}" == cuda ]]; then DDP=(--ddp_backend nccl); else DDP=(--ddp_backend gloo); fi
+COMMON=(--dataset_name "${W}/data" --report_to none --save_strategy no --logging_steps 1)
+GRPO=(--config local_scripts/tiny_cpu_grpo.yaml "${COMMON[@]}" "${TRAIN[@]}" --max_steps 2)
+TORCHRUN=("${PYTHON}" -m torch.distributed.run --nproc_per_node "${NPROC}" --master_port 29541)
+echo "gpu_smoke: device ${DEVICE}, work folder ${W}"
+
+failed=0
+# run NAME COMMAND...: one PASS/FAIL line with the seconds it took; the log's last lines on failure
+run() {
+    local name="$1" start=${SECONDS}
+    shift
+    if "$@" >"${W}/logs/${name}.log" 2>&1; then
+        printf 'PASS %-22s %4ds\n' "${name}" $((SECONDS - start))
+    else
+        printf 'FAIL %-22s %4ds  (log: %s)\n' "${name}" $((SECONDS - start)) "${W}/logs/${name}.log"
+        tail -n 5 "${W}/logs/${name}.log" | sed 's/^/     | /'
+        failed=1
+    fi
+}
+skip() { printf 'SKIP %-22s       %s\n' "$1" "$2"; }
+
+run tiny_model "${PYTHON}" -m r1_gui.tiny --arch qwen2_5_vl --out "${W}/models/tiny"
+run synthetic_data bash -c "'${PYTHON}' dataset/make_synthetic.py --output_dir '${W}/raw' --episodes 20 --seed 0 &&
+    '${PYTHON}' dataset/raw_load_data.py --input '${W}/raw/synthetic-l1.json' --image_dir '${W}/raw/images' \
+        --output_dir '${W}/data' --test_size 0.2"
+run sft "${PYTHON}" src/r1_gui/sft.py --config local_scripts/tiny_cpu_sft.yaml --model_name_or_path "${W}/models/tiny" \
+    "${COMMON[@]}" "${TRAIN[@]}" --max_steps 2 --save_strategy steps --save_steps 2 --output_dir "${W}/sft"
+if [[ "${DEVICE}" == cuda ]]; then
+    # the issue-20 failure: the stock processor could not load the folders r1_gui writes
+    run stock_processor "${PYTHON}" -c "
+import sys
+from transformers import AutoProcessor
+from r1_gui.processing import GUIVLProcessor
+for folder in sys.argv[1:]:
+    processor = AutoProcessor.from_pretrained(folder)
+    assert not isinstance(processor, GUIVLProcessor) and processor.video_processor is not None, folder
+    print(folder, type(processor).__name__)
+" "${W}/models/tiny" "${W}/sft" "${W}/sft/checkpoint-2"
+else
+    skip stock_processor "no CPU torchvision: the stock processor cannot load here (tests/test_processing.py checks the files)"
+fi
+run grpo "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/sft" --output_dir "${W}/grpo"
+run grpo_torchrun_zero1 "${TORCHRUN[@]}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
+    "${DDP[@]}" --deepspeed local_scripts/zero1_no_optimizer.json --output_dir "${W}/grpo_zero1"
+run grpo_torchrun_zero2 "${TORCHRUN[@]}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
+    "${DDP[@]}" --deepspeed local_scripts/zero2.json --output_dir "${W}/grpo_zero2"
+# target modules named explicitly: peft has no default for qwen2_vl / qwen2_5_vl
+run grpo_lora "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
+    --use_peft true --lora_r 8 --lora_target_modules q_proj v_proj --output_dir "${W}/grpo_lora"
+run eval_test_aitw "${PYTHON}" eval/test_aitw.py --model_name_or_path "${W}/grpo" --dataset "${W}/data" --split test \
+    --max_samples 8 --max_new_tokens 32 "${EVAL[@]}" --output_dir "${W}/eval"
+run demo_fast "${PYTHON}" -m r1_gui.demo --fast --output_dir "${W}/demo"
+if [[ "${DEVICE}" == cuda ]]; then
+    run grpo_step_3b "${PYTHON}" bench/gpu_step_profile.py --shape 3b --trainer ours --rounds 1 --warmup 0 --steps 1
+else
+    skip grpo_step_3b "a 3B model's GRPO step needs a GPU"
+fi
+
+if [[ ${failed} -ne 0 ]]; then
+    echo "gpu_smoke: FAILED (logs in ${W}/logs)"
+    exit 1
+fi
+echo "gpu_smoke: all entry points passed on ${DEVICE}"
+[[ -z "${SMOKE_DIR:-}" ]] && rm -rf "${W}"
+exit 0

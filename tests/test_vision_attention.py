@@ -1,0 +1,93 @@
+"""The vision tower's windows batched by length: the per-window attention's output and gradient, fewer sdpa calls."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers.gradients import assert_same_gradient
+from helpers.screens import batch_of, screen
+
+from r1_gui.repeated_images import _image_encoder
+from r1_gui.vision_attention import use_batched_window_attention
+
+# three screenshots, two of one size: full windows, clipped edge windows, and images of equal and unequal length
+SIZES = [(56 * 5, 112 * 3), (56 * 3, 56 * 7), (56 * 5, 112 * 3)]
+
+
+@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl"])
+def tiny_vision(request):
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+    path = request.getfixturevalue("tiny_" + request.param)
+    model = AutoModelForImageTextToText.from_pretrained(path, attn_implementation="sdpa")
+    processor = load_processor(path, max_pixels=50176, chat_template=CHAT_TEMPLATE)
+    inputs = batch_of(processor, [screen(i, size) for i, size in enumerate(SIZES)])
+    return model, inputs
+
+
+def encode(model, inputs) -> tuple[torch.Tensor, list[list[int]], int]:
+    """The vision tower's output, the sequence lengths each attention layer got, and the sdpa calls it made."""
+    encoder = _image_encoder(model)
+    lengths: list[list[int]] = []
+    hooks = [
+        block.attn.register_forward_pre_hook(
+            lambda module, args, kwargs: lengths.append(kwargs["cu_seqlens"].diff().tolist()), with_kwargs=True
+        )
+        for block in encoder.visual.blocks
+    ]
+    real, calls = F.scaled_dot_product_attention, []
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape[0])
+        return real(*args, **kwargs)
+
+    with mock.patch.object(F, "scaled_dot_product_attention", counted):
+        output = encoder.get_image_features(inputs["pixel_values"], inputs["image_grid_thw"])
+    for hook in hooks:
+        hook.remove()
+    return torch.cat(output.pooler_output), lengths, len(calls)
+
+
+def test_batched_windows_give_the_per_window_output_and_gradient_with_one_call_per_length(tiny_vision):
+    model, inputs = tiny_vision
+    model.train()
+    expected, lengths, calls = encode(model, inputs)
+    assert calls == sum(len(layer) for layer in lengths)  # transformers: one call per window (or image) and layer
+    assert any(len(set(layer)) < len(layer) for layer in lengths)  # some lengths repeat: something to batch
+    expected.square().sum().backward()
+    expected_grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+    assert use_batched_window_attention(model)
+    assert model.config.text_config._attn_implementation == "sdpa"  # the language model is left alone
+    model.zero_grad()
+    got, batched_lengths, batched_calls = encode(model, inputs)
+    assert batched_lengths == lengths
+    assert batched_calls == sum(len(set(layer)) for layer in lengths)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    got.square().sum().backward()
+    for name, grad in expected_grads.items():
+        assert_same_gradient(model.get_parameter(name).grad, grad, name)
+
+
+def test_batched_windows_give_the_same_logits(tiny_vision):
+    model, inputs = tiny_vision
+    model.eval()
+    with torch.no_grad():
+        expected = model(**inputs).logits
+        use_batched_window_attention(model)
+        got = model(**inputs).logits
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_only_sdpa_vision_towers_are_changed(tiny_qwen2_vl):
+    from transformers import AutoModelForImageTextToText
+
+    eager = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl, attn_implementation="eager")
+    assert not use_batched_window_attention(eager)
+    assert eager.config.vision_config._attn_implementation == "eager"
+    assert not use_batched_window_attention(torch.nn.Linear(2, 2))
