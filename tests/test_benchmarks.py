@@ -1,0 +1,231 @@
+"""The field's benchmarks in GUI-R1's format: hand-computed metrics (r1_gui's and GUI-R1's), malformed files, the
+synthetic sets end to end with the tiny model, resume after a kill, and GUI-R1's own inference output."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from r1_gui.evaluation.benchmarks import load_benchmark, navigation_scores
+from r1_gui.evaluation.cli import main
+from r1_gui.evaluation.guir1_eval import navigation_hits
+from r1_gui.evaluation.guir1_predictions import score_guir1_predictions
+from r1_gui.evaluation.records import EvaluationError
+
+REPO = Path(__file__).resolve().parents[1]
+SIZE = [1000, 1000]
+NONE = [-100, -100]
+
+
+def nav(gt_action, gt_bbox, gt_text, pred_action, pred_coord, pred_text, group="high"):
+    """One line of GUI-R1's inference output for a navigation set (points in pixels of a 1000x1000 screenshot)."""
+    return {
+        "image": "",
+        "instruction": "do the task",
+        "history": "None",
+        "gt_action": gt_action,
+        "gt_bbox": gt_bbox,
+        "gt_input_text": gt_text,
+        "group": group,
+        "image_size": SIZE,
+        "pred_action": pred_action,
+        "pred_coord": pred_coord,
+        "pred_input_text": pred_text,
+    }
+
+
+NO = "no input text"
+# (line, r1_gui's {type, grounding, text, step}, GUI-R1's {type, grounding, text}); None: not that kind of step
+NAVIGATION_CASES = [
+    # right click on the point: right everywhere
+    (nav("click", [500, 500], NO, "click", [500, 500], NO), (True, True, None, True), (True, True, None)),
+    # a click exactly 0.14 away: r1_gui's rule is inclusive, GUI-R1's strict (< 0.14)
+    (nav("click", [500, 500], NO, "click", [640, 500], NO), (True, True, None, True), (True, False, None)),
+    # inside a big box, 0.27 from its centre: a hit for r1_gui; GUI-R1 measures from the box's first corner
+    (nav("click", [100, 100, 500, 500], NO, "click", [490, 490], NO), (True, True, None, True), (True, False, None)),
+    # long press on the click point: grounding hits in both, the step is wrong (r1_gui checks the type)
+    (nav("click", [500, 500], NO, "long_press", [500, 500], NO), (False, True, None, False), (False, True, None)),
+    # a wrong type on a back step: r1_gui's step fails; GUI-R1's step never sees this row
+    (nav("press_back", NONE, NO, "press_home", [0, 0], NO), (False, None, None, False), (False, None, None)),
+    # a one-token text contained in another, under the wrong action: GUI-R1's text hit ignores the type
+    (nav("type", NONE, "cat", "open_app", [0, 0], "category"), (False, None, False, False), (False, None, True)),
+    # token F1 2/3 >= 0.5 for GUI-R1; neither text contains the other, so not for r1_gui's step rule
+    (nav("type", NONE, "new york city", "type", [0, 0], "york city hotels"), (True, None, False, False), (True, None, True)),
+    # the opposite scroll direction: wrong for both
+    (nav("scroll", NONE, "up", "scroll", [0, 0], "down"), (True, None, False, False), (True, None, False)),
+    # no action found (GUI-R1 writes null and [0, 0]): wrong for both
+    (nav("click", [500, 500], NO, None, [0, 0], NO), (False, False, None, False), (False, False, None)),
+    # a right complete step, in another group
+    (nav("complete", NONE, NO, "complete", [0, 0], NO, group="low"), (True, None, None, True), (True, None, None)),
+    # the app name inside the predicted text: right for both (substring; token F1 2/3)
+    (nav("open_app", NONE, "Clock", "open_app", [0, 0], "clock app", group="low"), (True, None, True, True),
+     (True, None, True)),
+]  # fmt: skip
+
+
+def write_lines(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize(("line", "ours", "theirs"), NAVIGATION_CASES)
+def test_navigation_step_rules(line, ours, theirs, tmp_path):
+    (row,) = load_benchmark(write_lines(tmp_path / "one.jsonl", [line]), "androidcontrol_high", with_image=False)
+    from r1_gui.actions import Action, parse_action
+
+    gt = Action.from_dict(json.loads(json.dumps(parse_action(row["solution"][8:-9]).to_dict())))
+    answer = json.dumps(
+        [{"action": line["pred_action"], "point": line["pred_coord"], "input_text": line["pred_input_text"]}]
+    )
+    pred = parse_action(answer, "guir1", coordinates="pixels", image_size=SIZE)
+    scores = navigation_scores(pred, gt, row["bbox"])
+    assert (scores["type"], scores["grounding"], scores["text"], scores["step"]) == ours
+    hits = navigation_hits(line)
+    assert (hits["type"], hits["grounding"], hits["text"]) == theirs
+
+
+def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
+    lines = [line for line, _, _ in NAVIGATION_CASES]
+    metrics = score_guir1_predictions(
+        write_lines(tmp_path / "pred.json", lines), "androidcontrol_high", tmp_path / "out"
+    )
+    bench = metrics["benchmark"]
+    # r1_gui: type 7/11; grounding over the 5 click steps 4/5; text over type/scroll/open_app 1/4; step 5/11
+    # GUI-R1: type 7/11; GR 2/5; text 3/4; step (2 + 3) / (5 + 4) = 5/9 (back and complete rows are not counted)
+    expected = {
+        "num_samples": 11,
+        "type_accuracy": 7 / 11,
+        "grounding_accuracy": 4 / 5,
+        "text_accuracy": 1 / 4,
+        "step_success": 5 / 11,
+        "guir1_type_accuracy": 7 / 11,
+        "guir1_grounding_accuracy": 2 / 5,
+        "guir1_text_accuracy": 3 / 4,
+        "guir1_step_accuracy": 5 / 9,
+    }
+    assert {key: bench[key] for key in expected} == pytest.approx(expected)
+    # group "low": the complete and open_app rows, both right; no click row, so no grounding number
+    low = bench["per_group"]["low"]
+    assert (low["num_samples"], low["step_success"], low["grounding_accuracy"], low["guir1_step_accuracy"]) == (
+        2, 1.0, None, 1.0,
+    )  # fmt: skip
+    # group "high": type 5/9, step 3/9; GUI-R1 step (2 grounding + 2 text) / (5 + 3)
+    high = bench["per_group"]["high"]
+    assert (high["type_accuracy"], high["step_success"], high["guir1_step_accuracy"]) == pytest.approx(
+        (5 / 9, 3 / 9, 4 / 8)
+    )
+    click = bench["per_type"]["click"]  # the 5 click rows: r1_gui step 3/5, GUI-R1 grounding 2/5
+    assert (click["num_samples"], click["step_success"], click["guir1_grounding_accuracy"]) == pytest.approx(
+        (5, 3 / 5, 2 / 5)
+    )
+    assert bench["confusion_matrix"]["click"] == {
+        "click": 3, "complete": 0, "long_press": 1, "open_app": 0, "press_home": 0, "scroll": 0, "type": 0,
+        "unparsed": 1,
+    }  # fmt: skip
+    assert bench["confusion_matrix"]["press_back"]["press_home"] == 1
+    assert json.loads((tmp_path / "out" / "metrics.json").read_text())["benchmark"] == bench
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert report.startswith("# androidcontrol_high evaluation:") and "## Benchmark: androidcontrol_high" in report
+    assert "| all | 11 | 0.6364 | 0.8000 | 0.2500 | 0.4545 | 0.6364 | 0.4000 | 0.7500 | 0.5556 |" in report
+
+
+def ground(box, coord, ui_type, group, **extra):
+    """One line of GUI-R1's ScreenSpot inference output on a 1000x500 screenshot (no pred_action, as GUI-R1's)."""
+    return {"image": "", "instruction": "the button", "gt_bbox": box, "ui_type": ui_type, "group": group,
+            "image_size": [1000, 500], "pred_coord": coord, **extra}  # fmt: skip
+
+
+GROUNDING_LINES = [
+    ground([100, 100, 200, 200], [150, 150], "text", "mobile"),  # inside: a hit for both
+    ground([100, 100, 200, 200], [200, 150], "icon", "mobile"),  # on the right edge: r1_gui hit, GUI-R1 miss
+    ground([0, 0, 50, 50], [500, 250], "icon", "windows"),  # outside (ScreenSpot's "windows" is desktop)
+    ground([300, 300, 400, 400], [350, 350], "text", "web"),  # inside
+]
+
+
+def test_screenspot_metrics(tmp_path):
+    metrics = score_guir1_predictions(write_lines(tmp_path / "s.jsonl", GROUNDING_LINES), "screenspot", tmp_path / "o")
+    bench = metrics["benchmark"]
+    assert (bench["num_samples"], bench["accuracy"], bench["guir1_accuracy"]) == (4, 0.75, 0.5)
+    assert {key: value["accuracy"] for key, value in bench["per_platform"].items()} == {
+        "desktop": 0.0, "mobile": 1.0, "web": 1.0,
+    }  # fmt: skip
+    assert {key: value["accuracy"] for key, value in bench["per_ui_type"].items()} == {"icon": 0.5, "text": 1.0}
+    assert bench["per_platform_ui_type"]["mobile-icon"] == {"num_samples": 1, "accuracy": 1.0}
+    # GUI-R1's categories are its raw group and ui_type
+    assert bench["guir1_per_category"] == {"mobile-icon": 0.0, "mobile-text": 1.0, "web-text": 1.0, "windows-icon": 0.0}
+    assert "per_category" not in bench
+
+
+def test_screenspot_pro_reports_application_categories(tmp_path):
+    lines = [
+        ground([0, 0, 100, 100], [50, 50], "icon", "CAD", platform="windows"),  # hit
+        ground([0, 0, 100, 100], [150, 50], "text", "CAD", platform="windows"),  # miss
+        ground([0, 0, 100, 100], [10, 10], "text", "Office", platform="macos"),  # hit
+    ]
+    bench = score_guir1_predictions(write_lines(tmp_path / "p.jsonl", lines), "screenspot_pro", tmp_path / "o")[
+        "benchmark"
+    ]
+    assert {key: value["accuracy"] for key, value in bench["per_category"].items()} == {"CAD": 0.5, "Office": 1.0}
+    assert bench["per_category_ui_type"]["CAD-icon"]["accuracy"] == 1.0
+    assert bench["per_platform"] == {"desktop": {"num_samples": 3, "accuracy": pytest.approx(2 / 3)}}
+
+
+# ------------------------------------------------------------------------------------------ malformed input
+
+MALFORMED = [
+    # a column missing from every row: the file and the column are named
+    ([{"image": "", "instruction": "x", "gt_action": "click", "gt_input_text": NO, "image_size": SIZE}],
+     "has no column 'gt_bbox'"),
+    # missing from one row only: that row is named
+    ([nav("click", [5, 5], NO, "click", [5, 5], NO), {k: v for k, v in nav("click", [5, 5], NO, None, [0, 0], NO).items()
+      if k != "gt_input_text"}], "row 1 has no 'gt_input_text'"),
+    # an action r1_gui cannot read
+    ([nav("fly", NONE, NO, "click", [5, 5], NO)], "row 0: gt_action 'fly'"),
+    # no image_size and no image to read it from
+    ([{**nav("click", [5, 5], NO, "click", [5, 5], NO), "image_size": None}], "no image_size and the image cannot"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lines", "message"), MALFORMED)
+def test_malformed_files_name_the_file_and_the_problem(lines, message, tmp_path):
+    path = write_lines(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(EvaluationError, match="bad.jsonl") as error:
+        score_guir1_predictions(path, "androidcontrol_low", tmp_path / "out")
+    assert message in str(error.value)
+
+
+def test_a_parquet_test_file_without_a_column_is_named(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([{"image": "a.png", "gt_bbox": [1, 2, 3, 4]}]), tmp_path / "t.parquet")
+    with pytest.raises(EvaluationError, match=r"t.parquet has no column 'instruction'"):
+        load_benchmark(tmp_path / "t.parquet", "screenspot")
+
+
+def test_a_bad_json_line_is_named(tmp_path):
+    (tmp_path / "t.jsonl").write_text('{"image": ""}\n{not json\n')
+    with pytest.raises(EvaluationError, match=r"t.jsonl line 2 is not valid JSON"):
+        load_benchmark(tmp_path / "t.jsonl", "guiodyssey")
+
+
+def test_cli_needs_a_dataset_unless_scoring_guir1_predictions(capsys):
+    with pytest.raises(SystemExit):
+        main(["--predictions", "p.jsonl", "--output_dir", "o"])
+    assert "--dataset is required" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--benchmark", "mind2web", "--predictions", "p.jsonl", "--output_dir", "o"])
+    assert "invalid choice: 'mind2web'" in capsys.readouterr().err
+
+
+def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
+    lines = [line for line, _, _ in NAVIGATION_CASES]
+    path = write_lines(tmp_path / "androidcontrol_high_test.json", lines)
+    code = "import sys; from r1_gui.evaluation.cli import main; main(sys.argv[1:]); print(sorted(sys.modules))"
+    argv = ["--benchmark", "androidcontrol_high", "--predictions", str(path), "--output_dir", str(tmp_path / "o")]
+    done = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 |" in done.stdout
