@@ -13,6 +13,7 @@ from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.guir1_eval import navigation_hits
 from r1_gui.evaluation.guir1_predictions import score_guir1_predictions
 from r1_gui.evaluation.records import EvaluationError
+from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = [1000, 1000]
@@ -219,6 +220,85 @@ def test_cli_needs_a_dataset_unless_scoring_guir1_predictions(capsys):
     with pytest.raises(SystemExit):
         main(["--benchmark", "mind2web", "--predictions", "p.jsonl", "--output_dir", "o"])
     assert "invalid choice: 'mind2web'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------- synthetic sets end to end
+
+FAST = ["--max_new_tokens", "16", "--max_pixels", "50176", "--gallery_size", "2", "--batch_size", "2"]
+ROWS = 6  # --max_samples: the first rows of each synthetic set
+
+
+@pytest.fixture(scope="module")
+def synthetic_sets(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("benchmark_sets")
+    navigation = write_benchmark_set(folder, "guir1", 3, seed=1, width=224, height=448)["file"]
+    grounding = write_benchmark_set(folder, "screenspot", 1, seed=1, width=224, height=448)["file"]
+    return {"navigation": Path(navigation), "grounding": Path(grounding)}
+
+
+def test_synthetic_sets_are_in_guir1_format(synthetic_sets):
+    import pyarrow.parquet as pq
+
+    navigation = pq.read_table(synthetic_sets["navigation"]).to_pylist()
+    assert {"image", "instruction", "history", "gt_action", "gt_bbox", "gt_input_text", "group", "image_size"} <= set(
+        navigation[0]
+    )
+    assert navigation[0]["history"] == "None" and navigation[1]["history"].startswith("Step 1: ")
+    clicks = [row for row in navigation if row["gt_action"] == "click"]
+    assert clicks and all(len(row["gt_bbox"]) == 4 for row in clicks)  # the target's box
+    grounding = pq.read_table(synthetic_sets["grounding"]).to_pylist()
+    assert {row["ui_type"] for row in grounding} <= {"text", "icon"} and {row["group"] for row in grounding} == {
+        "mobile"
+    }
+    assert all(row["image"]["bytes"][:4] == b"\x89PNG" for row in grounding)
+
+
+@pytest.mark.parametrize(("kind", "benchmark"), [("navigation", "guiodyssey"), ("grounding", "screenspot_v2")])
+def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, synthetic_sets, tiny_qwen2_vl, tmp_path):
+    output_dir = tmp_path / "out"
+    argv = ["--model_name_or_path", str(tiny_qwen2_vl), "--benchmark", benchmark, "--dataset"]
+    metrics = main([*argv, str(synthetic_sets[kind]), "--output_dir", str(output_dir), *FAST, "--max_samples", "6"])
+    bench = metrics["benchmark"]
+    assert len(load_benchmark(synthetic_sets[kind], benchmark)) >= ROWS
+    rows = ROWS
+    assert bench["num_samples"] == metrics["num_samples"] == rows
+    report = (output_dir / "report.md").read_text()
+    assert f"## Benchmark: {benchmark}" in report and len(list((output_dir / "gallery").glob("*.png"))) == 2
+    if kind == "navigation":
+        assert sum(group["num_samples"] for group in bench["per_group"].values()) == rows
+        assert sum(sum(row.values()) for row in bench["confusion_matrix"].values()) == rows
+        assert bench["step_success"] <= bench["type_accuracy"]
+    else:
+        assert sum(value["num_samples"] for value in bench["per_ui_type"].values()) == rows
+    assert json.loads((output_dir / "run_config.json").read_text())["benchmark"] == benchmark
+
+
+KILL_AFTER_FIRST_BATCH = """
+import os, signal, sys
+from r1_gui.evaluation import records
+write = records.RecordWriter.write
+def write_then_die(self, batch):
+    write(self, batch)
+    os.kill(os.getpid(), signal.SIGKILL)
+records.RecordWriter.write = write_then_die
+from r1_gui.evaluation.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_resume_after_a_kill_gives_the_uninterrupted_metrics(synthetic_sets, tiny_qwen2_vl, tmp_path):
+    argv = ["--model_name_or_path", str(tiny_qwen2_vl), "--benchmark", "androidcontrol_low"]
+    argv += ["--dataset", str(synthetic_sets["navigation"]), *FAST, "--max_samples", str(ROWS)]
+    fresh = main([*argv, "--output_dir", str(tmp_path / "fresh")])
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_FIRST_BATCH, *argv, "--output_dir", str(tmp_path / "resumed")],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    written = (tmp_path / "resumed" / "predictions.jsonl").read_text().splitlines()
+    assert len(written) == 2  # the first batch only
+    resumed = main([*argv, "--output_dir", str(tmp_path / "resumed")])
+    assert resumed == fresh
 
 
 def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
