@@ -309,3 +309,28 @@ def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 |" in done.stdout
+
+
+def test_raw_outputs_in_pixels_of_the_resized_screenshot_score_on_a_benchmark(synthetic_sets, tmp_path):
+    """--predictions {"id", "output"} on a benchmark file: ids are row numbers; a Qwen2.5-VL-style think/answer
+    output in GUI-R1 JSON, in pixels of the resized screenshot, is read with the coordinates of r1_gui.actions."""
+    from r1_gui.actions import format_action, parse_action, resized_size
+    from r1_gui.evaluation import evaluate_predictions
+
+    rows = load_benchmark(synthetic_sets["navigation"], "androidcontrol_high")
+    screen = resized_size(224, 448, 3136, 50176)  # the synthetic screens, at --max_pixels 50176
+    lines = []
+    for row in rows:
+        truth = parse_action(row["solution"][len("<answer>") : -len("</answer>")])
+        answer = format_action(truth, "guir1", coordinates="pixels", image_size=screen)
+        lines.append({"id": row["id"], "output": f"<think>it is this.</think><answer>{answer}</answer>"})
+    path = write_lines(tmp_path / "outputs.jsonl", lines)
+    metrics = evaluate_predictions(
+        path, synthetic_sets["navigation"], output_dir=tmp_path / "o", benchmark="androidcontrol_high",
+        prompt_style="think_answer", coordinates="pixels", max_pixels=50176, gallery_size=0,
+    )  # fmt: skip
+    bench = metrics["benchmark"]
+    # the ground truth itself, one pixel of rounding away: right on every r1_gui metric and GUI-R1's type and text
+    for name in ("type_accuracy", "grounding_accuracy", "text_accuracy", "step_success", "guir1_type_accuracy"):
+        assert bench[name] == 1.0, name
+    assert bench["guir1_text_accuracy"] in (1.0, None) and bench["num_samples"] == len(rows)
