@@ -94,17 +94,19 @@ def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
     )
     bench = metrics["benchmark"]
     # r1_gui: type 7/11; grounding over the 5 click steps 4/5; text over type/scroll/open_app 1/4; step 5/11
-    # GUI-R1: type 7/11; GR 2/5; text 3/4; step (2 + 3) / (5 + 4) = 5/9 (back and complete rows are not counted)
+    # GUI-R1, summed over its group-action categories, a category without one hit left out (high-press_back for
+    # type, high-scroll-text for text): type 7/10; GR 2/5; text 3/3; step (2 + 3) / (5 + 3) = 5/8; the back and
+    # complete rows never count for step (the numbers its eval_omni.py prints for these lines)
     expected = {
         "num_samples": 11,
         "type_accuracy": 7 / 11,
         "grounding_accuracy": 4 / 5,
         "text_accuracy": 1 / 4,
         "step_success": 5 / 11,
-        "guir1_type_accuracy": 7 / 11,
+        "guir1_type_accuracy": 7 / 10,
         "guir1_grounding_accuracy": 2 / 5,
-        "guir1_text_accuracy": 3 / 4,
-        "guir1_step_accuracy": 5 / 9,
+        "guir1_text_accuracy": 1.0,
+        "guir1_step_accuracy": 5 / 8,
     }
     assert {key: bench[key] for key in expected} == pytest.approx(expected)
     # group "low": the complete and open_app rows, both right; no click row, so no grounding number
@@ -112,10 +114,10 @@ def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
     assert (low["num_samples"], low["step_success"], low["grounding_accuracy"], low["guir1_step_accuracy"]) == (
         2, 1.0, None, 1.0,
     )  # fmt: skip
-    # group "high": type 5/9, step 3/9; GUI-R1 step (2 grounding + 2 text) / (5 + 3)
+    # group "high": type 5/9, step 3/9; GUI-R1 type 5/8 (no press_back), step (2 grounding + 2 type text) / (5 + 2)
     high = bench["per_group"]["high"]
-    assert (high["type_accuracy"], high["step_success"], high["guir1_step_accuracy"]) == pytest.approx(
-        (5 / 9, 3 / 9, 4 / 8)
+    assert (high["type_accuracy"], high["step_success"], high["guir1_type_accuracy"], high["guir1_step_accuracy"]) == (
+        pytest.approx((5 / 9, 3 / 9, 5 / 8, 4 / 7))
     )
     click = bench["per_type"]["click"]  # the 5 click rows: r1_gui step 3/5, GUI-R1 grounding 2/5
     assert (click["num_samples"], click["step_success"], click["guir1_grounding_accuracy"]) == pytest.approx(
@@ -129,7 +131,7 @@ def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["benchmark"] == bench
     report = (tmp_path / "out" / "report.md").read_text()
     assert report.startswith("# androidcontrol_high evaluation:") and "## Benchmark: androidcontrol_high" in report
-    assert "| all | 11 | 0.6364 | 0.8000 | 0.2500 | 0.4545 | 0.6364 | 0.4000 | 0.7500 | 0.5556 |" in report
+    assert "| all | 11 | 0.6364 | 0.8000 | 0.2500 | 0.4545 | 0.7000 | 0.4000 | 1.0000 | 0.6250 |" in report
 
 
 def ground(box, coord, ui_type, group, **extra):
@@ -308,7 +310,25 @@ def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
     argv = ["--benchmark", "androidcontrol_high", "--predictions", str(path), "--output_dir", str(tmp_path / "o")]
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 |" in done.stdout
+    assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 | 0.8000 |" in done.stdout
+
+
+def test_guir1_leaves_out_a_category_without_a_hit():
+    """All back steps wrong: r1_gui's type accuracy counts them, GUI-R1's sum never sees the category."""
+    from r1_gui.evaluation.guir1_eval import navigation_numbers
+
+    lines = [
+        nav("press_back", NONE, NO, "press_home", [0, 0], NO),  # wrong, and the only press_back: no hit
+        nav("complete", NONE, NO, "complete", [0, 0], NO),  # right
+        nav("scroll", NONE, "up", "scroll", [0, 0], "down"),  # wrong direction, the only scroll: no text hit
+        nav("click", [500, 500], NO, "click", [520, 500], NO),  # right
+    ]
+    numbers = navigation_numbers(lines)
+    # type: high-complete 1/1, high-scroll 1/1, high-click 1/1 (high-press_back 0/1 left out) -> 3/3
+    # step: high-click-grounding 1/1 (high-scroll-text 0/1 left out) -> 1/1
+    assert (numbers["guir1_type_accuracy"], numbers["guir1_step_accuracy"]) == (1.0, 1.0)
+    # no hit at all anywhere: GUI-R1's script divides by zero; here None
+    assert navigation_numbers(lines[:1])["guir1_type_accuracy"] is None
 
 
 def test_raw_outputs_in_pixels_of_the_resized_screenshot_score_on_a_benchmark(synthetic_sets, tmp_path):

@@ -5,6 +5,10 @@
         --output_dir results/ckpt [--max_samples N] [--max_new_tokens 256] [--prompt_style aguvis] [--backend vllm]
     # an existing predictions file, JSON lines {"id": ..., "output": "<raw model text>"}; loads no model
     python eval/test_aitw.py --dataset data/aitw-2k --split test --predictions preds.jsonl --output_dir results/other
+    # the field's benchmarks in GUI-R1's format (androidcontrol_high/_low, guiodyssey, screenspot, screenspot_v2,
+    # screenspot_pro): --dataset is the test file; --predictions may also be GUI-R1's own inference output
+    python eval/test_aitw.py --benchmark androidcontrol_high --dataset androidcontrol_high_test.parquet \
+        --model_name_or_path runs/ckpt --output_dir results/ac_high
 
 A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
 naming the line; rows without a prediction count as unparsed and are listed in the report.

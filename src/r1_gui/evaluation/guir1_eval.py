@@ -17,8 +17,11 @@ Their rules, which differ from r1_gui's whole-step metrics on purpose (see ``r1_
   sets; two one-token texts of which one contains the other score 1); the predicted type is not checked.
 - "ALL Step" = (grounding hits + text hits) / (grounding rows + text rows): any other step (press_back, complete,
   wait, ...) never counts, so a wrong type there never lowers it. "ALL GR" = grounding hits / grounding rows.
+- Every total is summed over categories (``group``-``gt_action``, with -grounding / -text), and a category without
+  one hit drops out of it (its counter never exists): all back steps wrong leave "ALL Type" as if there were none.
 - ScreenSpot: a hit when gt_bbox[0] < x < gt_bbox[2] and gt_bbox[1] < y < gt_bbox[3] (edges excluded), per
-  ``group`` + "-" + ``ui_type``.
+  ``group`` + "-" + ``ui_type``; its script prints only categories with a hit (here they are 0.0) and no overall
+  number (``guir1_accuracy`` here is its rule over every row).
 
 Where GUI-R1's script divides by zero (no grounding row, say) the number here is None.
 """
@@ -83,16 +86,30 @@ def _share(hits: int, count: int) -> float | None:
 
 
 def navigation_numbers(lines: Sequence[dict]) -> dict[str, Any]:
-    """GUI-R1's "ALL Type", "ALL GR", "ALL Step" (and its per-category text accuracy summed) over ``lines``:
-    guir1_type_accuracy, guir1_grounding_accuracy, guir1_text_accuracy, guir1_step_accuracy."""
-    results = [navigation_hits(fields) for fields in lines]
-    grounding = [r["grounding"] for r in results if r["grounding"] is not None]
-    text = [r["text"] for r in results if r["text"] is not None]
+    """GUI-R1's "ALL Type", "ALL GR", "ALL Step" (and the same sum over its text categories) over ``lines``:
+    guir1_type_accuracy, guir1_grounding_accuracy, guir1_step_accuracy, guir1_text_accuracy.
+
+    As its script sums them: per category (group-gt_action for type, plus -grounding and -text), and a category
+    without a single hit is left out of every total, because its hit counter was never created. So a wrong
+    press_back on every back step does not lower "ALL Type", and scrolls all in the wrong direction do not lower
+    "ALL Step"."""
+    categories: dict[tuple[str, str], list[bool]] = {}
+    for fields in lines:
+        name, hits = f"{fields.get('group')}-{fields.get('gt_action')}", navigation_hits(fields)
+        for kind in ("type", "grounding", "text"):
+            if hits[kind] is not None:
+                categories.setdefault((kind, name), []).append(hits[kind])
+    counted = {key: values for key, values in categories.items() if any(values)}
+
+    def total(*kinds: str) -> float | None:
+        chosen = [values for (kind, _), values in counted.items() if kind in kinds]
+        return _share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
+
     return {
-        "guir1_type_accuracy": _share(sum(r["type"] for r in results), len(results)),
-        "guir1_grounding_accuracy": _share(sum(grounding), len(grounding)),
-        "guir1_text_accuracy": _share(sum(text), len(text)),
-        "guir1_step_accuracy": _share(sum(grounding) + sum(text), len(grounding) + len(text)),
+        "guir1_type_accuracy": total("type"),
+        "guir1_grounding_accuracy": total("grounding"),
+        "guir1_text_accuracy": total("text"),
+        "guir1_step_accuracy": total("grounding", "text"),
     }
 
 
