@@ -301,6 +301,10 @@ def test_resume_after_a_kill_gives_the_uninterrupted_metrics(synthetic_sets, tin
     assert len(written) == 2  # the first batch only
     resumed = main([*argv, "--output_dir", str(tmp_path / "resumed")])
     assert resumed == fresh
+    # the benchmark is one of the recorded settings: the same file under another name is not resumed
+    other = [arg if arg != "androidcontrol_low" else "guiodyssey" for arg in argv]
+    with pytest.raises(SystemExit, match="benchmark: 'androidcontrol_low' -> 'guiodyssey'"):
+        main([*other, "--output_dir", str(tmp_path / "resumed")])
 
 
 def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
