@@ -335,7 +335,7 @@ def evaluate(
         "min_pixels": min_pixels,
         "max_pixels": max_pixels,
         "seed": seed,
-        "benchmark": benchmark,
+        **({"benchmark": benchmark} if benchmark else {}),  # AITW runs record none, as before
     }
     output_dir = Path(output_dir)
     earlier = None if overwrite else _earlier_run(output_dir)
@@ -464,7 +464,7 @@ def evaluate_predictions(
         "coordinates": coordinates,
         "min_pixels": min_pixels,
         "max_pixels": max_pixels,
-        "benchmark": benchmark,
+        **({"benchmark": benchmark} if benchmark else {}),
     }
     output_dir = Path(output_dir)
     records = _score_outputs(rows, samples, outputs, coordinates, min_pixels, max_pixels)
