@@ -6,7 +6,9 @@
 Modules: ``metrics`` (pure per-sample scores and their aggregation), ``records`` (predictions.jsonl),
 ``samples`` (dataset rows and screenshots), ``fingerprint`` (the model files and dataset rows a resume is keyed on),
 ``generate`` (hf / vllm backends), ``report`` (report.md, gallery), ``runner`` (the API above), ``cli``
-(``python eval/test_aitw.py``). Importing the package imports neither torch nor transformers; a generator imports
+(``python eval/test_aitw.py``); ``benchmarks`` (AndroidControl, GUI-Odyssey, ScreenSpot test files in GUI-R1's format
+and their metrics, ``evaluate(..., benchmark=)``), ``guir1_eval`` (GUI-R1's eval-script numbers) and
+``guir1_predictions`` (scoring GUI-R1's own inference output). Importing the package imports neither torch nor transformers; a generator imports
 them when it is built.
 """
 

@@ -5,6 +5,10 @@
         --output_dir results/ckpt [--max_samples N] [--max_new_tokens 256] [--prompt_style aguvis] [--backend vllm]
     # an existing predictions file, JSON lines {"id": ..., "output": "<raw model text>"}; loads no model
     python eval/test_aitw.py --dataset data/aitw-2k --split test --predictions preds.jsonl --output_dir results/other
+    # the field's benchmarks in GUI-R1's format (androidcontrol_high/_low, guiodyssey, screenspot, screenspot_v2,
+    # screenspot_pro): --dataset is the test file; --predictions may also be GUI-R1's own inference output
+    python eval/test_aitw.py --benchmark androidcontrol_high --dataset androidcontrol_high_test.parquet \
+        --model_name_or_path runs/ckpt --output_dir results/ac_high
 
 A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
 naming the line; rows without a prediction count as unparsed and are listed in the report.
@@ -23,11 +27,13 @@ import argparse
 import logging
 import sys
 
+from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.generate import BACKENDS, COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.prompts import PROMPT_STYLES
 
 logger = logging.getLogger("r1_gui.evaluation")
+BENCHMARK_NAMES = tuple(BENCHMARKS)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -40,7 +46,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
     source.add_argument("--predictions", help='JSON lines {"id", "output"} to score instead of generating')
-    parser.add_argument("--dataset", required=True, help="dataset/raw_load_data.py output folder, or a Hub id")
+    parser.add_argument(
+        "--dataset",
+        help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
+        "test file (.parquet, .json, .jsonl). Not needed to score a GUI-R1 inference output (--predictions)",
+    )
+    parser.add_argument(
+        "--benchmark",
+        choices=BENCHMARK_NAMES,
+        default=None,
+        help="evaluate a GUI-R1-format test file of this benchmark and add its metrics (r1_gui's and GUI-R1's "
+        "guir1_*); see r1_gui/evaluation/benchmarks.py",
+    )
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
     parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
     parser.add_argument("--max_samples", type=int, default=None, help="evaluate the first N rows only")
@@ -74,6 +91,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "otherwise",
     )
     args = parser.parse_args(argv)
+    if args.dataset is None and not (args.benchmark and args.predictions):
+        parser.error("--dataset is required (only --benchmark with a GUI-R1 --predictions file does without)")
     if args.predictions and args.backend == "vllm":
         parser.error("--backend applies to --model_name_or_path runs, not to --predictions")
     return args
@@ -83,11 +102,20 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     # Imported here so that --help and argument errors answer at once.
+    from r1_gui.evaluation.guir1_predictions import is_guir1_predictions, score_guir1_predictions
     from r1_gui.evaluation.report import summary
     from r1_gui.evaluation.runner import evaluate, evaluate_predictions
 
     try:
-        if args.predictions:
+        if args.predictions and args.benchmark and is_guir1_predictions(args.predictions):
+            metrics = score_guir1_predictions(
+                args.predictions,
+                args.benchmark,
+                args.output_dir,
+                max_samples=args.max_samples,
+                overwrite=args.overwrite,
+            )
+        elif args.predictions:
             metrics = evaluate_predictions(
                 args.predictions,
                 args.dataset,
@@ -100,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
                 max_pixels=args.max_pixels,
                 gallery_size=args.gallery_size,
                 overwrite=args.overwrite,
+                benchmark=args.benchmark,
             )
         else:
             metrics = evaluate(
@@ -123,6 +152,7 @@ def main(argv: list[str] | None = None) -> dict:
                 gallery_size=args.gallery_size,
                 vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
                 overwrite=args.overwrite,
+                benchmark=args.benchmark,
             )
     except EvaluationError as error:
         raise SystemExit(f"error: {error}") from None

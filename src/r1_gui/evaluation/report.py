@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, format_action
+from r1_gui.evaluation.benchmarks import benchmark_tables
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
 from r1_gui.evaluation.samples import Sample, image_reference, open_screenshot
 
@@ -165,7 +166,7 @@ def write_report(
     pictures = write_gallery(output_dir, records, samples, rows, gallery_size) if gallery_size > 0 else []
     source = settings.get("model_name_or_path") or settings.get("predictions")
     parts = [
-        f"# AITW evaluation: {source}",
+        f"# {settings.get('benchmark') or 'AITW'} evaluation: {source}",
         "",
         "\n".join(f"- {key}: {_cell(value, OUTPUT_CHARS)}" for key, value in settings.items()),
         "",
@@ -185,6 +186,7 @@ def write_report(
         "",
         unparsed_section(records),
         "",
+        *([benchmark_tables(metrics["benchmark"]), ""] if "benchmark" in metrics else []),
         f"## Gallery ({len(pictures)})",
         "",
         "Ground truth in green (circle, and the target box when known), prediction in red (cross).",
@@ -199,4 +201,5 @@ def write_report(
 
 def summary(metrics: dict) -> str:
     """The CLI's closing text: the overall table and the per-type table."""
-    return f"{metrics_table(metrics)}\n\n{per_type_table(metrics)}"
+    text = f"{metrics_table(metrics)}\n\n{per_type_table(metrics)}"
+    return text + (f"\n\n{benchmark_tables(metrics['benchmark'])}" if "benchmark" in metrics else "")

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from r1_gui.evaluation.benchmarks import benchmark_metrics, load_benchmark
 from r1_gui.evaluation.fingerprint import changed_files, dataset_fingerprint, model_fingerprint
 from r1_gui.evaluation.generate import (
     BACKENDS,
@@ -72,6 +73,7 @@ RESUME_KEYS = (
     "min_pixels",
     "max_pixels",
     "seed",
+    "benchmark",
 )
 # Every file an evaluation writes into OUTPUT_DIR: what --overwrite deletes (nothing else in the folder).
 RUN_FILES = (PREDICTIONS_FILE, PREDICTIONS_FILE + ".tmp", METRICS_FILE, REPORT_FILE, RUN_CONFIG_FILE)
@@ -146,8 +148,11 @@ def _score_outputs(
 # ------------------------------------------------------------------------------------------------ loading
 
 
-def _load_rows(dataset, split: str) -> tuple[Any, str]:
-    """(rows, a name for reports) from a builder folder or Hub id, a datasets.Dataset, or a list of row dicts."""
+def _load_rows(dataset, split: str, benchmark: str | None = None) -> tuple[Any, str]:
+    """(rows, a name for reports) from a builder folder or Hub id, a datasets.Dataset, or a list of row dicts;
+    with ``benchmark``, from a GUI-R1-format test file (``benchmarks.load_benchmark``; ``split`` is not used)."""
+    if benchmark is not None and isinstance(dataset, (str, Path)):
+        return load_benchmark(dataset, benchmark), str(Path(dataset))
     if isinstance(dataset, (str, Path)):
         from r1_gui.data import load_gui_dataset
 
@@ -251,14 +256,19 @@ def _write_run_config(output_dir: Path, settings: dict) -> None:
     (output_dir / RUN_CONFIG_FILE).write_text(json.dumps(settings, indent=2) + "\n")
 
 
-def _finish(output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int) -> dict:
-    """Metrics, report and gallery from predictions.jsonl, for this run's samples."""
+def _finish(
+    output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int, benchmark: str | None = None
+) -> dict:
+    """Metrics, report and gallery from predictions.jsonl, for this run's samples (``benchmark``: its metrics too,
+    under "benchmark")."""
     by_id = {record["id"]: record for record in read_records(output_dir / PREDICTIONS_FILE)}
     missing = [sample.id for sample in samples if sample.id not in by_id]
     if missing:
         raise EvaluationError(f"{output_dir / PREDICTIONS_FILE} lacks {len(missing)} samples, e.g. {missing[:3]}")
     records = [by_id[sample.id] for sample in samples]
     metrics = aggregate(records)
+    if benchmark is not None:
+        metrics["benchmark"] = benchmark_metrics(benchmark, records, rows)
     (output_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
     write_report(output_dir, metrics, records, samples, rows, settings, gallery_size)
     return metrics
@@ -289,6 +299,7 @@ def evaluate(
     gallery_size: int = 16,
     vllm_gpu_memory_utilization: float = 0.9,
     overwrite: bool = False,
+    benchmark: str | None = None,
 ) -> dict:
     """Generate an action for every row of ``dataset[split]`` (first ``max_samples``), score it, and write
     OUTPUT_DIR/{predictions.jsonl, metrics.json, report.md, gallery/, run_config.json}. Returns the metrics.
@@ -298,7 +309,8 @@ def evaluate(
     ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl are not generated
     again (no model is loaded when none is left) when its model files, dataset rows and settings are this run's (see
     ``fingerprint``), else EvaluationError; those that failed on their screenshot are retried. ``overwrite``
-    deletes the earlier evaluation files (``RUN_FILES``, the gallery's PNGs) and starts over.
+    deletes the earlier evaluation files (``RUN_FILES``, the gallery's PNGs) and starts over. ``benchmark``
+    (``benchmarks.BENCHMARKS``): ``dataset`` is that benchmark's GUI-R1-format test file, and its metrics are added.
     """
     check_style(prompt_style)
     if backend not in BACKENDS:
@@ -307,7 +319,7 @@ def evaluate(
         require_vllm()
     if batch_size < 1:
         raise EvaluationError(f"--batch_size must be at least 1, got {batch_size}")
-    rows, source = _load_rows(dataset, split)
+    rows, source = _load_rows(dataset, split, benchmark)
     samples = load_samples(rows, max_samples=max_samples, required=("id", "image", "problem", "solution"))
     coordinates = resolve_coordinates(coordinates, model_type_of(model_name_or_path), prompt_style)
     settings = {
@@ -323,6 +335,7 @@ def evaluate(
         "min_pixels": min_pixels,
         "max_pixels": max_pixels,
         "seed": seed,
+        **({"benchmark": benchmark} if benchmark else {}),  # AITW runs record none, as before
     }
     output_dir = Path(output_dir)
     earlier = None if overwrite else _earlier_run(output_dir)
@@ -353,7 +366,7 @@ def evaluate(
             gpu_memory_utilization=vllm_gpu_memory_utilization,
         )
         generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, batch_size)
-    return _finish(output_dir, rows, samples, settings, gallery_size)
+    return _finish(output_dir, rows, samples, settings, gallery_size, benchmark)
 
 
 def _model_folder(model_name_or_path: str | Path) -> Path:
@@ -426,6 +439,7 @@ def evaluate_predictions(
     max_pixels: int = DEFAULT_MAX_PIXELS,
     gallery_size: int = 16,
     overwrite: bool = False,
+    benchmark: str | None = None,
 ) -> dict:
     """Score an existing predictions file (JSON lines ``{"id", "output"}``) without loading a model, and write the
     same files as ``evaluate`` (predictions.jsonl is rewritten). Returns the metrics. An OUTPUT_DIR holding a model
@@ -438,7 +452,7 @@ def evaluate_predictions(
     for its size.
     """
     check_style(prompt_style)
-    rows, source = _load_rows(dataset, split)
+    rows, source = _load_rows(dataset, split, benchmark)
     samples = load_samples(rows, max_samples=max_samples)
     outputs = read_predictions_file(predictions, _all_ids(rows))
     coordinates = resolve_coordinates(coordinates, None, prompt_style)
@@ -450,6 +464,7 @@ def evaluate_predictions(
         "coordinates": coordinates,
         "min_pixels": min_pixels,
         "max_pixels": max_pixels,
+        **({"benchmark": benchmark} if benchmark else {}),
     }
     output_dir = Path(output_dir)
     records = _score_outputs(rows, samples, outputs, coordinates, min_pixels, max_pixels)
@@ -462,7 +477,7 @@ def evaluate_predictions(
         _check_kind(output_dir, _earlier_run(output_dir), "predictions")
     write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file
     _write_run_config(output_dir, settings)
-    return _finish(output_dir, rows, samples, settings, gallery_size)
+    return _finish(output_dir, rows, samples, settings, gallery_size, benchmark)
 
 
 def score_predictions(

@@ -640,6 +640,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     images.add_argument("--image_stub", action="store_true", help="write an 8x8 placeholder JPEG per record")
     parser.add_argument("--jpeg_quality", type=int, default=90)
     parser.add_argument(
+        "--format",
+        choices=("aguvis", "guir1", "screenspot"),
+        default="aguvis",
+        help="aguvis (default): the stage-2 episodes above; guir1 / screenspot: one GUI-R1-format test parquet "
+        "(navigation steps / element grounding) for eval/test_aitw.py --benchmark (r1_gui/synthetic/benchmark_sets.py)",
+    )
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an earlier output of this command in output_dir; a folder holding any other file is refused, "
@@ -650,6 +657,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(args: argparse.Namespace) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.format != "aguvis":
+        return _benchmark_set(args)
     summary = generate(
         args.output_dir,
         args.episodes,
@@ -672,6 +681,20 @@ def main(args: argparse.Namespace) -> dict:
     speed = f", {summary['images_per_second']} images/s" if summary["images_per_second"] else ""
     print(f"{summary['records']} records ({summary['episodes']} episodes) in {summary['output_dir']}{speed}")
     print("actions: " + ", ".join(f"{name} {count}" for name, count in summary["action_counts"].items()))
+    return summary
+
+
+def _benchmark_set(args: argparse.Namespace) -> dict:
+    from r1_gui.synthetic.benchmark_sets import write_benchmark_set
+
+    if args.episodes is None:
+        raise SystemExit("error: --format guir1 / screenspot counts --episodes, not --records")
+    task_mix = args.task_mix.split(",") if args.task_mix else None
+    summary = write_benchmark_set(
+        args.output_dir, args.format, args.episodes, args.seed, overwrite=args.overwrite, width=args.width,
+        height=args.height, grid=args.grid, task_mix=task_mix, apps=args.apps,
+    )  # fmt: skip
+    print(f"{summary['rows']} rows in {summary['file']}")
     return summary
 
 
