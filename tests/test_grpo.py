@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 
 from r1_gui import rewards
 from r1_gui.actions import completion_text
+from r1_gui.cli_errors import UserError
 from r1_gui.grpo_gui import main, parse_grpo_arguments
 from r1_gui.rewards import get_reward_funcs
 
@@ -356,7 +357,7 @@ def test_batch_not_divisible_by_generations_names_settings_that_work(tiny_qwen2_
 
 
 def test_unknown_argument_fails_with_the_closest_names():
-    with pytest.raises(SystemExit, match="--num_generations"):
+    with pytest.raises(UserError, match="--num_generations"):
         parse_grpo_arguments(["--config", str(RECIPE), "--num_generation", "4"])
 
 

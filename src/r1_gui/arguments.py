@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 
 from trl import TrlParser
 
+from r1_gui.cli_errors import UserError, user_errors
+
 
 @dataclass
 class GUIDataArguments:
@@ -43,10 +45,12 @@ class GUIDataArguments:
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
-    fails with the closest valid names."""
+    fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the
+    user's (r1_gui.cli_errors)."""
     parser = TrlParser(dataclass_types, allow_abbrev=False)  # "--num_gen 4" must not pass for --num_generations
     try:
-        return parser.parse_args_and_config(args=argv)
+        with user_errors():
+            return parser.parse_args_and_config(args=argv)
     except ValueError as error:
         message = str(error)
         if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
@@ -57,9 +61,7 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
         for name in filter(None, (word.split()[0].strip("[]'\",") for word in unknown if word.split())):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
-        raise SystemExit(
-            f"error: {message}\nunknown: {'; '.join(hints)}\nRun with --help for every valid argument."
-        ) from None
+        raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
 
 
 def check_model(model_name_or_path: str | None) -> str:

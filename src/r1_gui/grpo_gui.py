@@ -33,6 +33,7 @@ from r1_gui.arguments import (
     parse_arguments,
     resolve_coordinates,
 )
+from r1_gui.cli_errors import UserError, cli_main, user_errors
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
@@ -104,6 +105,18 @@ def parse_grpo_arguments(argv: list[str] | None = None):
     return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, ModelConfig), argv)
 
 
+def parse_reward_kwargs(text: str | None) -> dict | None:
+    """--reward_kwargs: a JSON object {reward name: {parameter: value}}."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f'--reward_kwargs is not valid JSON ({error}): {text!r}; e.g. \'{{"click_distance": {{"threshold": 0.05}}}}\''
+        ) from None
+
+
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
     from transformers.trainer_utils import get_last_checkpoint
     from trl import get_peft_config
@@ -114,24 +127,24 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.trainer import GUIGRPOTrainer
 
-    # 1. Settings that can be checked without a model.
-    model_type = check_model(model_args.model_name_or_path)
-    coordinates = resolve_coordinates(script_args, model_type)
-    reward_kwargs = json.loads(script_args.reward_kwargs) if script_args.reward_kwargs else None
-    reward_funcs = get_reward_funcs(
-        script_args.reward_funcs,
-        reward_kwargs=reward_kwargs,
-        coordinates=coordinates,
-        prompt_style=script_args.prompt_style,
-    )
-    if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
-        raise ValueError(
-            f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
-            f"functions ({', '.join(script_args.reward_funcs)})"
+    # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        reward_funcs = get_reward_funcs(
+            script_args.reward_funcs,
+            reward_kwargs=parse_reward_kwargs(script_args.reward_kwargs),
+            coordinates=coordinates,
+            prompt_style=script_args.prompt_style,
         )
+        if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
+            raise ValueError(
+                f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
+                f"functions ({', '.join(script_args.reward_funcs)})"
+            )
 
-    # 2. Data: checked row by row before the model is loaded.
-    dataset = load_training_rows(script_args, GRPO_COLUMNS)
+        # 2. Data: checked row by row before the model is loaded.
+        dataset = load_training_rows(script_args, GRPO_COLUMNS)
 
     # 3. Model and processor.
     processor = load_processor(
@@ -175,6 +188,12 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_grpo_arguments(argv))
+
+
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    main(*parse_grpo_arguments(sys.argv[1:]))
+    cli(sys.argv[1:])

@@ -28,6 +28,7 @@ from r1_gui.arguments import (
     parse_arguments,
     resolve_coordinates,
 )
+from r1_gui.cli_errors import cli_main, user_errors
 
 logger = logging.getLogger("r1_gui.sft")
 
@@ -74,10 +75,11 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     from r1_gui.data import add_model_columns
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
 
-    # 1. Settings and data, checked before the model is loaded.
-    model_type = check_model(model_args.model_name_or_path)
-    coordinates = resolve_coordinates(script_args, model_type)
-    dataset = load_training_rows(script_args, SFT_COLUMNS)
+    # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        dataset = load_training_rows(script_args, SFT_COLUMNS)
 
     # 2. Processor, prompts and targets.
     processor = load_processor(
@@ -111,6 +113,12 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_sft_arguments(argv))
+
+
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    main(*parse_sft_arguments(sys.argv[1:]))
+    cli(sys.argv[1:])
