@@ -154,3 +154,45 @@ def test_as_a_process_and_with_the_traceback_variable(grpo_argv, tmp_path):
                            env={**env, "R1_GUI_TRACEBACK": "1"})  # fmt: skip
     assert shown.returncode == 1 and "Traceback" in shown.stderr and "accurasy" in shown.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Local paths and Hub ids (item 5): a name that cannot be loaded is named in one line before anything loads.
+
+
+@pytest.mark.parametrize("flag", ["--dataset_name", "--model_name_or_path"])
+def test_grpo_missing_local_folder_is_named(command, grpo_argv, tmp_path, monkeypatch, no_model_loading, flag):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "models").mkdir()
+    name = "data/nope" if flag == "--dataset_name" else "models/nope"
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, flag, name)
+    assert_one_error_line(code, stderr, f"{flag} {name}: no such local folder", "HF_HUB_OFFLINE is set")
+
+
+@pytest.mark.parametrize("flag", ["--dataset_name", "--model_name_or_path"])
+def test_grpo_hub_id_offline_and_not_cached_is_named(command, grpo_argv, tmp_path, monkeypatch, no_model_loading, flag):
+    monkeypatch.chdir(tmp_path)  # no data/ or models/ folder here: the names read as Hub ids
+    name = "data/nope" if flag == "--dataset_name" else "models/nope"
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, flag, name)
+    assert_one_error_line(code, stderr, f"{flag} {name}: no such local folder", "cannot be fetched")
+
+
+def test_sft_missing_dataset_folder_is_named(command, tiny_qwen2_vl, tmp_path, monkeypatch, no_model_loading):
+    monkeypatch.chdir(tmp_path)
+    argv = ["--config", SFT_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--output_dir", tmp_path / "out"]
+    code, stderr = command("src/r1_gui/sft.py", *argv, "--dataset_name", "./data/nope")
+    assert_one_error_line(code, stderr, "--dataset_name ./data/nope: no such local folder")
+
+
+def test_eval_missing_dataset_and_model_are_named(command, synthetic_dataset, tiny_qwen2_vl, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "models").mkdir()
+    common = ["--output_dir", tmp_path / "o", "--max_samples", "1"]
+    code, stderr = command("eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset", "data/nope",
+                           *common)  # fmt: skip
+    assert_one_error_line(code, stderr, "data/nope: no such local folder", "HF_HUB_OFFLINE is set")
+    code, stderr = command("eval/test_aitw.py", "--model_name_or_path", "models/nope", "--dataset",
+                           synthetic_dataset, *common)  # fmt: skip
+    assert_one_error_line(code, stderr, "--model_name_or_path models/nope: no such local folder")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from trl import TrlParser
 
 from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.paths import check_local_or_hub
 
 
 @dataclass
@@ -70,6 +71,7 @@ def check_model(model_name_or_path: str | None) -> str:
 
     if not model_name_or_path:
         raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
+    check_local_or_hub(model_name_or_path, "--model_name_or_path")
     model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
     if model_type not in ("qwen2_vl", "qwen2_5_vl"):
         raise ValueError(
@@ -99,6 +101,7 @@ def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str,
     source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
     if not data_args.dataset_name:
         raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
+    check_local_or_hub(data_args.dataset_name, "--dataset_name", repo_type="dataset")
     dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
     if data_args.max_samples:
         dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))

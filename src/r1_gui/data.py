@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 
 from r1_gui.actions import extract_action, resized_size
+from r1_gui.paths import check_local_or_hub
 from r1_gui.prompts import build_prompt
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ def load_gui_dataset(name_or_path: str | Path, split: str | None = None):
     elif path.exists():
         raise ValueError(f"--dataset_name {path} is a file; give the builder's output folder (train/test parquet)")
     else:
+        check_local_or_hub(name_or_path, "dataset", repo_type="dataset")
         loaded = datasets.load_dataset(str(name_or_path))
     if split is None:
         return loaded

@@ -24,6 +24,7 @@ from typing import Any
 
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
+from r1_gui.paths import check_local_or_hub
 from r1_gui.prompts import (
     attach_image,
     build_prompt,
@@ -44,6 +45,7 @@ VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a ma
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:
     """config.json's model_type of a local folder (Hub ids go through the cache), read without importing torch."""
+    check_local_or_hub(model_name_or_path, "--model_name_or_path")
     path = Path(model_name_or_path)
     if not path.is_dir():
         from r1_gui.processing import resolve_model_path
