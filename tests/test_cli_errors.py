@@ -196,3 +196,21 @@ def test_eval_missing_dataset_and_model_are_named(command, synthetic_dataset, ti
     code, stderr = command("eval/test_aitw.py", "--model_name_or_path", "models/nope", "--dataset",
                            synthetic_dataset, *common)  # fmt: skip
     assert_one_error_line(code, stderr, "--model_name_or_path models/nope: no such local folder")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --resume_from_checkpoint (item 4): checked before the model loads; `last` needs a checkpoint.
+
+
+@pytest.mark.parametrize("script", ["src/r1_gui/grpo_gui.py", "src/r1_gui/sft.py"])
+def test_resume_last_without_a_checkpoint_names_the_folder(command, tiny_qwen2_vl, synthetic_dataset, tmp_path,
+                                                           no_model_loading, script):  # fmt: skip
+    recipe = GRPO_RECIPE if "grpo" in script else SFT_RECIPE
+    out = tmp_path / "finished"
+    out.mkdir()
+    (out / "model.safetensors").write_text("a finished model that a silent fresh run would overwrite")
+    argv = ["--config", recipe, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
+    code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", "last")
+    assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no checkpoint")
+    code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", out / "checkpoint-20")
+    assert_one_error_line(code, stderr, f"--resume_from_checkpoint {out / 'checkpoint-20'}: no such checkpoint")

@@ -94,6 +94,35 @@ def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
     return data_args.coordinates
 
 
+RESUME_LAST = ("last", "true", "True")
+
+
+def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str | None:
+    """The checkpoint folder to resume from, checked before the model loads: None to start afresh; ``last`` (or
+    ``true``) the newest output_dir/checkpoint-N, which must exist; otherwise a folder holding trainer_state.json."""
+    from pathlib import Path
+
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if resume_from_checkpoint in (None, "", "false", "False"):
+        return None
+    if resume_from_checkpoint in RESUME_LAST:
+        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if last is None:
+            raise UserError(
+                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no checkpoint-N folder to "
+                "resume from (a run saves them with --save_strategy steps --save_steps N); drop the flag to start "
+                "a new run, or give another --output_dir"
+            )
+        return last
+    if not (Path(resume_from_checkpoint) / "trainer_state.json").is_file():
+        raise UserError(
+            f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
+            f"trainer_state.json), or `last` for the newest one in --output_dir"
+        )
+    return resume_from_checkpoint
+
+
 def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str, ...]):
     """The training split, checked for columns and image files before any model is loaded."""
     from r1_gui.data import check_columns, check_images, load_gui_dataset

@@ -32,6 +32,7 @@ from r1_gui.arguments import (
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
+    resolve_resume,
 )
 from r1_gui.cli_errors import UserError, cli_main, user_errors
 
@@ -118,7 +119,6 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
 
 
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import get_peft_config
 
     from r1_gui.data import GRPO_COLUMNS, add_model_columns
@@ -142,6 +142,8 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
                 f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
                 f"functions ({', '.join(script_args.reward_funcs)})"
             )
+
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 
         # 2. Data: checked row by row before the model is loaded.
         dataset = load_training_rows(script_args, GRPO_COLUMNS)
@@ -176,9 +178,6 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         skip_no_signal=script_args.skip_no_signal,
         dedupe_images=script_args.dedupe_images,
     )
-    resume = training_args.resume_from_checkpoint
-    if resume in ("true", "True", "last"):
-        resume = get_last_checkpoint(training_args.output_dir)
     trainer.train(resume_from_checkpoint=resume)
 
     # 5. Save: model, processor, trainer_state.json with the log history.

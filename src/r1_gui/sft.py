@@ -27,6 +27,7 @@ from r1_gui.arguments import (
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
+    resolve_resume,
 )
 from r1_gui.cli_errors import cli_main, user_errors
 
@@ -79,6 +80,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     with user_errors():
         model_type = check_model(model_args.model_name_or_path)
         coordinates = resolve_coordinates(script_args, model_type)
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         dataset = load_training_rows(script_args, SFT_COLUMNS)
 
     # 2. Processor, prompts and targets.
@@ -106,7 +108,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         processing_class=processor,
         peft_config=get_peft_config(model_args),
     )
-    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
     finish_wandb_run()
