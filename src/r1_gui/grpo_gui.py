@@ -119,9 +119,8 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
 
 
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
-    from trl import get_peft_config
-
     from r1_gui.data import GRPO_COLUMNS, add_model_columns
+    from r1_gui.lora import lora_config
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
@@ -171,7 +170,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         args=training_args,
         train_dataset=dataset,
         processing_class=processor,
-        peft_config=get_peft_config(model_args),
+        peft_config=lora_config(model_args),
         prompt_style=script_args.prompt_style,
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,

@@ -71,9 +71,10 @@ def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt:
 
 def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
     import datasets
-    from trl import SFTTrainer, get_peft_config
+    from trl import SFTTrainer
 
     from r1_gui.data import add_model_columns
+    from r1_gui.lora import lora_config
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
 
     # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
@@ -106,7 +107,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         args=training_args,
         train_dataset=dataset,
         processing_class=processor,
-        peft_config=get_peft_config(model_args),
+        peft_config=lora_config(model_args),
     )
     trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(training_args.output_dir)
