@@ -214,3 +214,42 @@ def test_resume_last_without_a_checkpoint_names_the_folder(command, tiny_qwen2_v
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no checkpoint")
     code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", out / "checkpoint-20")
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint {out / 'checkpoint-20'}: no such checkpoint")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Smaller items (7): unparseable ground truths, --help.
+
+
+def test_solutions_that_do_not_parse_fail_before_training(command, grpo_argv, synthetic_dataset, tmp_path,
+                                                          no_model_loading):  # fmt: skip
+    """Every reward would score those rows 0 whatever the model says; the run must not start."""
+    broken = broken_dataset(synthetic_dataset, tmp_path / "broken", solution={2: "tap the thing", 5: ""})
+    ids = pd.read_parquet(broken / "train.parquet")["id"]
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, "--dataset_name", broken)
+    assert_one_error_line(code, stderr, "2 of", "does not parse", f"row 2 (id {ids[2]!r})", f"row 5 (id {ids[5]!r})")
+
+
+def option_help(text: str, name: str) -> str:
+    """The help paragraph of --name in argparse's --help text, on one line."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"  --{name} "))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("   "))
+    return " ".join(" ".join(lines[start + 1 : end]).split())
+
+
+def test_grpo_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["grpo_gui.py", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_path(str(REPO / "src/r1_gui/grpo_gui.py"), run_name="__main__")
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    headings = [line for line in text.splitlines() if line and not line[0].isspace() and line.endswith(":")]
+    assert headings[0] == "options:" and headings[1].startswith("r1_gui"), headings
+    assert [h.split(":")[0] for h in headings[2:]] == ["trl.GRPOConfig", "trl.ModelConfig"], headings
+    r1_gui_section = text.split(headings[1])[1].split(headings[2])[0]
+    assert "--reward_funcs" in r1_gui_section and "--dataset_name" in r1_gui_section
+    assert "--learning_rate" not in r1_gui_section
+    reward_help = option_help(r1_gui_section, "reward_funcs")
+    assert all(name in reward_help for name in rewards.REWARD_FUNCS), reward_help
+    assert "`last`" in option_help(text, "resume_from_checkpoint")
+    assert text.index(headings[1]) < 40 * 80, "the usage line lists every option again before the groups"

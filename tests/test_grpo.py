@@ -391,3 +391,25 @@ def test_a_model_that_is_not_qwen_vl_is_refused(synthetic_dataset, tmp_path, no_
     (tmp_path / "llama" / "config.json").write_text(json.dumps({"model_type": "llama"}))
     with pytest.raises(ValueError, match="is a 'llama' model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis"):
         run_grpo(tmp_path / "llama", synthetic_dataset, tmp_path / "out")
+
+
+def test_a_second_run_into_the_same_folder_starts_a_fresh_completions_table(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    common = ("--completions_table_steps", "1", "--max_completion_length", "8", "--save_strategy", "steps")
+    common = (*common, "--save_steps", "1", "--max_steps", "2")
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common)
+    first = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    (tmp_path / "completions_table" / "step_000007").mkdir()  # a step the second run never reaches
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common)
+    second = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    assert len(second) == len(first), "the second run appended to the first run's table"
+    assert sorted(p.name for p in (tmp_path / "completions_table").glob("step_*")) == sorted(
+        {f"step_{row['step']:06d}" for row in second}
+    )
+    # resuming keeps the rows of the steps before the checkpoint and rewrites the later ones
+    run_grpo(
+        tiny_qwen2_vl, synthetic_dataset, tmp_path, *common, "--resume_from_checkpoint", str(tmp_path / "checkpoint-1")
+    )
+    resumed = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    steps = [row["step"] for row in resumed]
+    assert steps == sorted(steps) and min(steps) == 0 and max(steps) == 1
+    assert len([s for s in steps if s == 0]) == len([row for row in second if row["step"] == 0])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, fields
 
-from trl import TrlParser
+from trl import ModelConfig, TrlParser
 
 from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.paths import check_local_or_hub
@@ -17,6 +17,8 @@ from r1_gui.paths import check_local_or_hub
 @dataclass
 class GUIDataArguments:
     """Data and prompt settings of a GUI training run."""
+
+    _argument_group_name = "r1_gui: data and prompts"  # its --help heading (HfArgumentParser)
 
     dataset_name: str = field(
         default=None,
@@ -44,11 +46,26 @@ class GUIDataArguments:
     max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
 
 
+@dataclass
+class GUIModelConfig(ModelConfig):
+    """trl.ModelConfig under its own --help heading."""
+
+    _argument_group_name = "trl.ModelConfig: model loading and LoRA (--use_peft; default targets: r1_gui.lora)"
+
+
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
     fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the
-    user's (r1_gui.cli_errors)."""
-    parser = TrlParser(dataclass_types, allow_abbrev=False)  # "--num_gen 4" must not pass for --num_generations
+    user's (r1_gui.cli_errors). --help lists each dataclass under its own heading, in the order given."""
+    headings = ", then ".join(
+        getattr(cls, "_argument_group_name", cls.__name__).split(":")[0] for cls in dataclass_types
+    )
+    parser = TrlParser(
+        dataclass_types,
+        allow_abbrev=False,  # "--num_gen 4" must not pass for --num_generations
+        usage="%(prog)s [--config RECIPE.yaml] [--option value ...]",
+        description=f"Options: {headings}. A YAML recipe (--config) sets defaults; the command line overrides it.",
+    )
     try:
         with user_errors():
             return parser.parse_args_and_config(args=argv)
@@ -124,8 +141,8 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str |
 
 
 def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str, ...]):
-    """The training split, checked for columns and image files before any model is loaded."""
-    from r1_gui.data import check_columns, check_images, load_gui_dataset
+    """The training split, checked for columns, image files and ground truths before any model is loaded."""
+    from r1_gui.data import check_columns, check_images, check_solutions, load_gui_dataset
 
     source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
     if not data_args.dataset_name:
@@ -136,6 +153,7 @@ def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str,
         dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))
     check_columns(dataset, required_columns, source)
     check_images(dataset, source)
+    check_solutions(dataset, source)
     return dataset
 
 

@@ -93,6 +93,28 @@ def check_images(dataset, source: str) -> None:
             )
 
 
+def check_solutions(dataset, source: str, shown: int = 5) -> None:
+    """Fail early, naming the rows, when a ground truth (`solution`) does not parse as an action: every reward would
+    score those rows 0 whatever the model answers, and SFT would have no target."""
+    ids = dataset["id"] if "id" in dataset.column_names else None
+    solutions = dataset["solution"]
+    bad = [
+        index
+        for index, solution in enumerate(solutions)
+        if not isinstance(solution, str) or extract_action(solution, coordinates="normalized") is None
+    ]
+    if bad:
+        rows = ", ".join(
+            f"row {index}" + (f" (id {ids[index]!r})" if ids else "") + f": {solutions[index]!r}"
+            for index in bad[:shown]
+        )
+        raise ValueError(
+            f"{source}: the solution of {len(bad)} of {len(solutions)} rows does not parse as an action ({rows}"
+            f"{', ...' if len(bad) > shown else ''}). Solutions are aguvis action code with 0-1 coordinates, e.g. "
+            '"pyautogui.click(x=0.5, y=0.3)"; rebuild with `python dataset/raw_load_data.py` or drop the rows.'
+        )
+
+
 def image_size_of(image) -> tuple[int, int]:
     """(width, height) of a path, PIL image or datasets-Image dict, reading only the file header."""
     from PIL import Image

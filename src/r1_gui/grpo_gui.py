@@ -26,6 +26,7 @@ from trl import GRPOConfig, ModelConfig
 
 from r1_gui.arguments import (
     GUIDataArguments,
+    GUIModelConfig,
     check_model,
     finish_wandb_run,
     load_training_model,
@@ -35,6 +36,7 @@ from r1_gui.arguments import (
     resolve_resume,
 )
 from r1_gui.cli_errors import UserError, cli_main, user_errors
+from r1_gui.rewards import REWARD_FUNCS
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
@@ -43,9 +45,11 @@ logger = logging.getLogger("r1_gui.grpo_gui")
 class GUIGRPOScriptArguments(GUIDataArguments):
     """Data, prompt and reward settings of a GUI GRPO run."""
 
+    _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
+
     reward_funcs: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
-        metadata={"help": "Reward names from r1_gui.rewards.REWARD_FUNCS; weights go in --reward_weights."},
+        metadata={"help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; weights go in --reward_weights."},
     )
     reward_kwargs: str | None = field(
         default=None,
@@ -73,6 +77,16 @@ class GUIGRPOScriptArguments(GUIDataArguments):
 @dataclass
 class GUIGRPOConfig(GRPOConfig):
     """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
+
+    _argument_group_name = "trl.GRPOConfig: GRPO and training (every transformers.TrainingArguments field too)"
+
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={
+            "help": "A checkpoint-N folder to resume from, or `last` for the newest one in --output_dir (an error "
+            "when there is none). Without it a run starts at step 0 and starts a new completions table."
+        },
+    )
 
     def __post_init__(self):
         check_generation_batch(self)
@@ -103,7 +117,7 @@ def check_generation_batch(args: GRPOConfig) -> None:
 
 def parse_grpo_arguments(argv: list[str] | None = None):
     """(script arguments, GRPO config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, ModelConfig), argv)
+    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, GUIModelConfig), argv)
 
 
 def parse_reward_kwargs(text: str | None) -> dict | None:
@@ -124,7 +138,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
-    from r1_gui.trainer import GUIGRPOTrainer
+    from r1_gui.trainer import GUIGRPOTrainer, start_completions_table
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():
@@ -177,6 +191,8 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         skip_no_signal=script_args.skip_no_signal,
         dedupe_images=script_args.dedupe_images,
     )
+    if training_args.process_index == 0:
+        start_completions_table(training_args.output_dir, resume)
     trainer.train(resume_from_checkpoint=resume)
 
     # 5. Save: model, processor, trainer_state.json with the log history.

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 
 from trl import ModelConfig, SFTConfig
 
 from r1_gui.arguments import (
     GUIDataArguments,
+    GUIModelConfig,
     check_model,
     finish_wandb_run,
     load_training_model,
@@ -36,9 +38,16 @@ logger = logging.getLogger("r1_gui.sft")
 SFT_COLUMNS = ("image", "problem", "solution")
 
 
+@dataclass
+class GUISFTConfig(SFTConfig):
+    """trl.SFTConfig under its own --help heading."""
+
+    _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
+
+
 def parse_sft_arguments(argv: list[str] | None = None):
     """(data arguments, SFT config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIDataArguments, SFTConfig, ModelConfig), argv)
+    return parse_arguments((GUIDataArguments, GUISFTConfig, GUIModelConfig), argv)
 
 
 def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt: str | None = None):
