@@ -564,4 +564,4 @@ def test_cli_end_to_end(raw, tmp_path):
     assert "rows" in done.stdout and "skipped: none" in done.stdout and "records/s" in done.stdout
     assert (out / "llamafactory" / "train.json").is_file()
     again = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 1 and "is not empty; pass --overwrite" in again.stderr
+    assert again.returncode == 2 and "is not empty; pass --overwrite" in again.stderr

@@ -537,5 +537,5 @@ def test_cli_reports_a_missing_dataset_without_a_traceback(tmp_path):
          str(tmp_path / "nothing"), "--output_dir", str(tmp_path / "o")],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "error: " in result.stderr and "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ from safetensors.torch import load_file
 
 from r1_gui import rewards
 from r1_gui.actions import completion_text
+from r1_gui.cli_errors import UserError
 from r1_gui.grpo_gui import main, parse_grpo_arguments
 from r1_gui.processing import stock_processor_configs_resolve
 from r1_gui.rewards import get_reward_funcs
@@ -396,7 +397,7 @@ def test_batch_not_divisible_by_generations_names_settings_that_work(tiny_qwen2_
 
 
 def test_unknown_argument_fails_with_the_closest_names():
-    with pytest.raises(SystemExit, match="--num_generations"):
+    with pytest.raises(UserError, match="--num_generations"):
         parse_grpo_arguments(["--config", str(RECIPE), "--num_generation", "4"])
 
 
@@ -455,3 +456,25 @@ def test_reward_preset_with_contradicting_weights_fails(qwen2_vl_config_only, tm
     argv += ["--dataset_name", str(tmp_path), "--reward_funcs", "guir1", "--reward_weights", "1.0", "1.0"]
     with pytest.raises(ValueError, match=r"contradicts the preset.*guir1_accuracy=0\.8, guir1_format=0\.2"):
         main(*parse_grpo_arguments(argv))
+
+
+def test_a_second_run_into_the_same_folder_starts_a_fresh_completions_table(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    common = ("--completions_table_steps", "1", "--max_completion_length", "8", "--save_strategy", "steps")
+    common = (*common, "--save_steps", "1", "--max_steps", "2")
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common)
+    first = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    (tmp_path / "completions_table" / "step_000007").mkdir()  # a step the second run never reaches
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common)
+    second = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    assert len(second) == len(first), "the second run appended to the first run's table"
+    assert sorted(p.name for p in (tmp_path / "completions_table").glob("step_*")) == sorted(
+        {f"step_{row['step']:06d}" for row in second}
+    )
+    # resuming keeps the rows of the steps before the checkpoint and rewrites the later ones
+    run_grpo(
+        tiny_qwen2_vl, synthetic_dataset, tmp_path, *common, "--resume_from_checkpoint", str(tmp_path / "checkpoint-1")
+    )
+    resumed = [json.loads(line) for line in (tmp_path / "completions_table" / "completions.jsonl").open()]
+    steps = [row["step"] for row in resumed]
+    assert steps == sorted(steps) and min(steps) == 0 and max(steps) == 1
+    assert len([s for s in steps if s == 0]) == len([row for row in second if row["step"] == 0])

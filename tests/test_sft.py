@@ -74,3 +74,15 @@ def test_sft_trains_and_saves(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     assert any(not torch.equal(before[name], after[name]) for name in before)
     assert (tmp_path / "processor_config.json").is_file() and (tmp_path / "chat_template.jinja").is_file()
     assert stock_processor_configs_resolve(tmp_path)  # the stock processor loads it where torchvision works
+
+
+@pytest.mark.slow
+def test_sft_resumes_from_the_last_checkpoint(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl), "--dataset_name",
+            str(synthetic_dataset), "--output_dir", str(tmp_path), "--logging_steps", "1"]  # fmt: skip
+    main(*parse_sft_arguments([*argv, "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "2"]))
+    assert (tmp_path / "checkpoint-2" / "trainer_state.json").is_file()
+    main(*parse_sft_arguments([*argv, "--max_steps", "3", "--resume_from_checkpoint", "last"]))
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    assert state["global_step"] == 3
+    assert [entry["step"] for entry in state["log_history"] if "loss" in entry] == [1, 2, 3]

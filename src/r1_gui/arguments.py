@@ -8,12 +8,17 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, fields
 
-from trl import TrlParser
+from trl import ModelConfig, TrlParser
+
+from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.paths import check_local_or_hub
 
 
 @dataclass
 class GUIDataArguments:
     """Data and prompt settings of a GUI training run."""
+
+    _argument_group_name = "r1_gui: data and prompts"  # its --help heading (HfArgumentParser)
 
     dataset_name: str = field(
         default=None,
@@ -41,12 +46,29 @@ class GUIDataArguments:
     max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
 
 
+@dataclass
+class GUIModelConfig(ModelConfig):
+    """trl.ModelConfig under its own --help heading."""
+
+    _argument_group_name = "trl.ModelConfig: model loading and LoRA (--use_peft; default targets: r1_gui.lora)"
+
+
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
-    fails with the closest valid names."""
-    parser = TrlParser(dataclass_types, allow_abbrev=False)  # "--num_gen 4" must not pass for --num_generations
+    fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the
+    user's (r1_gui.cli_errors). --help lists each dataclass under its own heading, in the order given."""
+    headings = ", then ".join(
+        getattr(cls, "_argument_group_name", cls.__name__).split(":")[0] for cls in dataclass_types
+    )
+    parser = TrlParser(
+        dataclass_types,
+        allow_abbrev=False,  # "--num_gen 4" must not pass for --num_generations
+        usage="%(prog)s [--config RECIPE.yaml] [--option value ...]",
+        description=f"Options: {headings}. A YAML recipe (--config) sets defaults; the command line overrides it.",
+    )
     try:
-        return parser.parse_args_and_config(args=argv)
+        with user_errors():
+            return parser.parse_args_and_config(args=argv)
     except ValueError as error:
         message = str(error)
         if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
@@ -57,9 +79,7 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
         for name in filter(None, (word.split()[0].strip("[]'\",") for word in unknown if word.split())):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
-        raise SystemExit(
-            f"error: {message}\nunknown: {'; '.join(hints)}\nRun with --help for every valid argument."
-        ) from None
+        raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
 
 
 def check_model(model_name_or_path: str | None) -> str:
@@ -68,6 +88,7 @@ def check_model(model_name_or_path: str | None) -> str:
 
     if not model_name_or_path:
         raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
+    check_local_or_hub(model_name_or_path, "--model_name_or_path")
     model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
     if model_type not in ("qwen2_vl", "qwen2_5_vl"):
         raise ValueError(
@@ -90,18 +111,49 @@ def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
     return data_args.coordinates
 
 
+RESUME_LAST = ("last", "true", "True")
+
+
+def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str | None:
+    """The checkpoint folder to resume from, checked before the model loads: None to start afresh; ``last`` (or
+    ``true``) the newest output_dir/checkpoint-N, which must exist; otherwise a folder holding trainer_state.json."""
+    from pathlib import Path
+
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if resume_from_checkpoint in (None, "", "false", "False"):
+        return None
+    if resume_from_checkpoint in RESUME_LAST:
+        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if last is None:
+            raise UserError(
+                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no checkpoint-N folder to "
+                "resume from (a run saves them with --save_strategy steps --save_steps N); drop the flag to start "
+                "a new run, or give another --output_dir"
+            )
+        return last
+    if not (Path(resume_from_checkpoint) / "trainer_state.json").is_file():
+        raise UserError(
+            f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
+            f"trainer_state.json), or `last` for the newest one in --output_dir"
+        )
+    return resume_from_checkpoint
+
+
 def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str, ...]):
-    """The training split, checked for columns and image files before any model is loaded."""
-    from r1_gui.data import check_columns, check_images, load_gui_dataset
+    """The training split, checked for columns, image files and ground truths before any model is loaded."""
+    from r1_gui.data import check_columns, check_images, check_solutions, load_gui_dataset
 
     source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
     if not data_args.dataset_name:
         raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
+    check_local_or_hub(data_args.dataset_name, "--dataset_name", repo_type="dataset")
     dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
     if data_args.max_samples:
         dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))
     check_columns(dataset, required_columns, source)
     check_images(dataset, source)
+    check_solutions(dataset, source)
     return dataset
 
 

@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 
 from r1_gui.actions import extract_action, resized_size
+from r1_gui.paths import check_local_or_hub
 from r1_gui.prompts import build_prompt
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ def load_gui_dataset(name_or_path: str | Path, split: str | None = None):
     elif path.exists():
         raise ValueError(f"--dataset_name {path} is a file; give the builder's output folder (train/test parquet)")
     else:
+        check_local_or_hub(name_or_path, "dataset", repo_type="dataset")
         loaded = datasets.load_dataset(str(name_or_path))
     if split is None:
         return loaded
@@ -89,6 +91,28 @@ def check_images(dataset, source: str) -> None:
                 f"{source} {row}: image file {image!r} does not exist. Fix the path (rebuild with the right "
                 "--image_dir) or drop the row."
             )
+
+
+def check_solutions(dataset, source: str, shown: int = 5) -> None:
+    """Fail early, naming the rows, when a ground truth (`solution`) does not parse as an action: every reward would
+    score those rows 0 whatever the model answers, and SFT would have no target."""
+    ids = dataset["id"] if "id" in dataset.column_names else None
+    solutions = dataset["solution"]
+    bad = [
+        index
+        for index, solution in enumerate(solutions)
+        if not isinstance(solution, str) or extract_action(solution, coordinates="normalized") is None
+    ]
+    if bad:
+        rows = ", ".join(
+            f"row {index}" + (f" (id {ids[index]!r})" if ids else "") + f": {solutions[index]!r}"
+            for index in bad[:shown]
+        )
+        raise ValueError(
+            f"{source}: the solution of {len(bad)} of {len(solutions)} rows does not parse as an action ({rows}"
+            f"{', ...' if len(bad) > shown else ''}). Solutions are aguvis action code with 0-1 coordinates, e.g. "
+            '"pyautogui.click(x=0.5, y=0.3)"; rebuild with `python dataset/raw_load_data.py` or drop the rows.'
+        )
 
 
 def image_size_of(image) -> tuple[int, int]:

@@ -24,6 +24,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from r1_gui.cli_errors import cli_main
+from r1_gui.paths import check_output_folder
+
 logger = logging.getLogger("r1_gui.demo")
 
 SYSTEM_PROMPT = "You are a GUI agent. Output the next action."
@@ -342,6 +345,7 @@ def _load_parameters(model_dir: Path):
         return [weights.get_tensor(name) for name in weights.keys()]  # noqa: SIM118
 
 
+@cli_main
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output_dir", required=True, help="folder for every stage and the report")
@@ -350,6 +354,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    check_output_folder(args.output_dir)
     report = run_demo(args.output_dir, args.seed, DemoConfig.fast() if args.fast else DemoConfig())
     warm, grpo = report["warm_start"], report["grpo"]
     print()

@@ -26,13 +26,17 @@ from trl import GRPOConfig, ModelConfig
 
 from r1_gui.arguments import (
     GUIDataArguments,
+    GUIModelConfig,
     check_model,
     finish_wandb_run,
     load_training_model,
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
+    resolve_resume,
 )
+from r1_gui.cli_errors import UserError, cli_main, user_errors
+from r1_gui.rewards import REWARD_FUNCS
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
@@ -41,10 +45,12 @@ logger = logging.getLogger("r1_gui.grpo_gui")
 class GUIGRPOScriptArguments(GUIDataArguments):
     """Data, prompt and reward settings of a GUI GRPO run."""
 
+    _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
+
     reward_funcs: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
         metadata={
-            "help": "Reward names from r1_gui.rewards.REWARD_FUNCS, or a preset from REWARD_PRESETS (guir1: "
+            "help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; or a preset from REWARD_PRESETS (guir1: "
             "guir1_accuracy 0.8 + guir1_format 0.2, its weights included); weights go in --reward_weights."
         },
     )
@@ -75,6 +81,16 @@ class GUIGRPOScriptArguments(GUIDataArguments):
 class GUIGRPOConfig(GRPOConfig):
     """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
 
+    _argument_group_name = "trl.GRPOConfig: GRPO and training (every transformers.TrainingArguments field too)"
+
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={
+            "help": "A checkpoint-N folder to resume from, or `last` for the newest one in --output_dir (an error "
+            "when there is none). Without it a run starts at step 0 and starts a new completions table."
+        },
+    )
+
     def __post_init__(self):
         check_generation_batch(self)
         super().__post_init__()
@@ -104,40 +120,52 @@ def check_generation_batch(args: GRPOConfig) -> None:
 
 def parse_grpo_arguments(argv: list[str] | None = None):
     """(script arguments, GRPO config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, ModelConfig), argv)
+    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, GUIModelConfig), argv)
+
+
+def parse_reward_kwargs(text: str | None) -> dict | None:
+    """--reward_kwargs: a JSON object {reward name: {parameter: value}}."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f'--reward_kwargs is not valid JSON ({error}): {text!r}; e.g. \'{{"click_distance": {{"threshold": 0.05}}}}\''
+        ) from None
 
 
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
-    from transformers.trainer_utils import get_last_checkpoint
-    from trl import get_peft_config
-
     from r1_gui.data import GRPO_COLUMNS, add_model_columns
+    from r1_gui.lora import lora_config
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import expand_reward_presets, get_reward_funcs
-    from r1_gui.trainer import GUIGRPOTrainer
+    from r1_gui.trainer import GUIGRPOTrainer, start_completions_table
 
-    # 1. Settings that can be checked without a model.
-    model_type = check_model(model_args.model_name_or_path)
-    coordinates = resolve_coordinates(script_args, model_type)
-    reward_kwargs = json.loads(script_args.reward_kwargs) if script_args.reward_kwargs else None
-    reward_names, training_args.reward_weights = expand_reward_presets(
-        script_args.reward_funcs, training_args.reward_weights
-    )
-    reward_funcs = get_reward_funcs(
-        reward_names,
-        reward_kwargs=reward_kwargs,
-        coordinates=coordinates,
-        prompt_style=script_args.prompt_style,
-    )
-    if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
-        raise ValueError(
-            f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
-            f"functions ({', '.join(reward_names)})"
+    # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        reward_names, training_args.reward_weights = expand_reward_presets(
+            script_args.reward_funcs, training_args.reward_weights
         )
+        reward_funcs = get_reward_funcs(
+            reward_names,
+            reward_kwargs=parse_reward_kwargs(script_args.reward_kwargs),
+            coordinates=coordinates,
+            prompt_style=script_args.prompt_style,
+        )
+        if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
+            raise ValueError(
+                f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
+                f"functions ({', '.join(reward_names)})"
+            )
 
-    # 2. Data: checked row by row before the model is loaded.
-    dataset = load_training_rows(script_args, GRPO_COLUMNS)
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
+        # 2. Data: checked row by row before the model is loaded.
+        dataset = load_training_rows(script_args, GRPO_COLUMNS)
 
     # 3. Model and processor.
     processor = load_processor(
@@ -162,16 +190,15 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         args=training_args,
         train_dataset=dataset,
         processing_class=processor,
-        peft_config=get_peft_config(model_args),
+        peft_config=lora_config(model_args),
         prompt_style=script_args.prompt_style,
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,
         skip_no_signal=script_args.skip_no_signal,
         dedupe_images=script_args.dedupe_images,
     )
-    resume = training_args.resume_from_checkpoint
-    if resume in ("true", "True", "last"):
-        resume = get_last_checkpoint(training_args.output_dir)
+    if training_args.process_index == 0:
+        start_completions_table(training_args.output_dir, resume)
     trainer.train(resume_from_checkpoint=resume)
 
     # 5. Save: model, processor, trainer_state.json with the log history.
@@ -181,6 +208,12 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_grpo_arguments(argv))
+
+
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    main(*parse_grpo_arguments(sys.argv[1:]))
+    cli(sys.argv[1:])

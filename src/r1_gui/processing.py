@@ -157,8 +157,10 @@ def load_processor(
     chat_template replaces the folder's template (r1_gui's own template is `CHAT_TEMPLATE`). padding_side sets the
     tokenizer's pad side (left for batched generation).
     """
+    from r1_gui.lora import config_folder
+
     path = resolve_model_path(model_name_or_path)
-    model_type = _model_type(path)
+    model_type = _model_type(config_folder(path))  # a LoRA adapter folder: its base model's type
     if model_type not in STOCK_PROCESSOR_CLASS:
         raise ValueError(
             f"{model_name_or_path} is not a Qwen-VL model folder: config.json has model_type {model_type!r}, "

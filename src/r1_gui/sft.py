@@ -16,27 +16,38 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 
 from trl import ModelConfig, SFTConfig
 
 from r1_gui.arguments import (
     GUIDataArguments,
+    GUIModelConfig,
     check_model,
     finish_wandb_run,
     load_training_model,
     load_training_rows,
     parse_arguments,
     resolve_coordinates,
+    resolve_resume,
 )
+from r1_gui.cli_errors import cli_main, user_errors
 
 logger = logging.getLogger("r1_gui.sft")
 
 SFT_COLUMNS = ("image", "problem", "solution")
 
 
+@dataclass
+class GUISFTConfig(SFTConfig):
+    """trl.SFTConfig under its own --help heading."""
+
+    _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
+
+
 def parse_sft_arguments(argv: list[str] | None = None):
     """(data arguments, SFT config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIDataArguments, SFTConfig, ModelConfig), argv)
+    return parse_arguments((GUIDataArguments, GUISFTConfig, GUIModelConfig), argv)
 
 
 def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt: str | None = None):
@@ -69,15 +80,18 @@ def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt:
 
 def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
     import datasets
-    from trl import SFTTrainer, get_peft_config
+    from trl import SFTTrainer
 
     from r1_gui.data import add_model_columns
+    from r1_gui.lora import lora_config
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
 
-    # 1. Settings and data, checked before the model is loaded.
-    model_type = check_model(model_args.model_name_or_path)
-    coordinates = resolve_coordinates(script_args, model_type)
-    dataset = load_training_rows(script_args, SFT_COLUMNS)
+    # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+        dataset = load_training_rows(script_args, SFT_COLUMNS)
 
     # 2. Processor, prompts and targets.
     processor = load_processor(
@@ -102,15 +116,21 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         args=training_args,
         train_dataset=dataset,
         processing_class=processor,
-        peft_config=get_peft_config(model_args),
+        peft_config=lora_config(model_args),
     )
-    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
     finish_wandb_run()
     logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
 
 
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_sft_arguments(argv))
+
+
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    main(*parse_sft_arguments(sys.argv[1:]))
+    cli(sys.argv[1:])

@@ -18,6 +18,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from r1_gui.cli_errors import cli_main
+from r1_gui.paths import check_output_folder
+
 logger = logging.getLogger(__name__)
 
 ARCHS = ("qwen2_vl", "qwen2_5_vl")
@@ -292,6 +295,7 @@ def build_tiny_model(
     return out_dir
 
 
+@cli_main
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", choices=ARCHS, default="qwen2_vl", help="model_type of the built model")
@@ -302,6 +306,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max_pixels", type=int, default=200704, help="image processor's largest image area")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    check_output_folder(args.out, "--out")
     out = build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels)
     print(f"saved {args.size} {args.arch} model to {out}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 from pathlib import Path
 
 import torch
@@ -37,6 +38,8 @@ class GUIGRPOTrainer(GRPOTrainer):
        point/box in green, prediction in red), the instruction, the completion and its rewards, saved as PNG + JSON
        lines under `output_dir/completions_table/` and logged to wandb when wandb is on. The parent's own completion
        logging crashes under wandb with image prompts (trl 1.16), so it is switched off for image datasets.
+       One table per run: `start_completions_table` (called before training) removes the table a previous run
+       left in output_dir, or for a resumed run the rows from its checkpoint's step on.
 
     4. Padding (in `__init__`): the processor's tokenizer pads on the left. trl left-pads the prompt ids itself but
        takes `mm_token_type_ids` from a processor call that pads on the tokenizer's side; with right padding (the
@@ -272,6 +275,46 @@ def drop_rows_without_signal(inputs: dict) -> dict:
         else:
             kept[key] = value
     return unsplit_pixel_values_by_grid(kept)
+
+
+def start_completions_table(output_dir: str, resume_from_checkpoint: str | None) -> None:
+    """Before a run: the completions table of output_dir keeps only the rows before the step the run starts at
+    (none for a run from step 0). A run from step 0 into a folder that holds a previous run warns."""
+    start = 0 if not resume_from_checkpoint else _checkpoint_step(resume_from_checkpoint)
+    if start == 0 and _holds_a_run(Path(output_dir)):
+        logger.warning(
+            "%s holds a previous run; this one starts at step 0, replaces its completions table now and its model "
+            "when it ends (its checkpoint-N folders stay; --resume_from_checkpoint continues a run)",
+            output_dir,
+        )
+    keep_table_rows_before(Path(output_dir) / "completions_table", start)
+
+
+def keep_table_rows_before(folder: Path, step: int) -> None:
+    """Remove the completions table's rows and step folders from ``step`` on (all of them for step 0), and a line
+    cut short by a crash."""
+    table = folder / "completions.jsonl"
+    if table.is_file():
+        kept = [line for line in table.read_text().splitlines(keepends=True) if _table_row_step(line) < step]
+        table.write_text("".join(kept))
+    for step_folder in folder.glob("step_*"):
+        if step_folder.is_dir() and int(step_folder.name.removeprefix("step_")) >= step:
+            shutil.rmtree(step_folder)
+
+
+def _table_row_step(line: str) -> float:
+    try:
+        return json.loads(line)["step"]
+    except (ValueError, KeyError, TypeError):
+        return math.inf
+
+
+def _checkpoint_step(resume_from_checkpoint: str) -> int:
+    return json.loads((Path(resume_from_checkpoint) / "trainer_state.json").read_text())["global_step"]
+
+
+def _holds_a_run(folder: Path) -> bool:
+    return (folder / "trainer_state.json").is_file() or any(folder.glob("checkpoint-*"))
 
 
 def _cell(value):

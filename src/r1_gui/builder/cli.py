@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from r1_gui.cli_errors import UserError, cli_main
+
 from .core import INPUT_FORMATS, build
 from .records import SKIP_REASONS
 from .writers import EXPORTS
@@ -61,6 +63,7 @@ def summary_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+@cli_main
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -82,6 +85,6 @@ def main(argv: list[str] | None = None) -> dict:
             progress=not args.no_progress,
         )
     except (ValueError, OSError) as error:  # bad input, strict stop, existing output: one line, no traceback
-        raise SystemExit(f"error: {error}") from None
+        raise UserError(str(error)) from error
     print(summary_table(report))
     return report

@@ -28,6 +28,7 @@ import logging
 import sys
 
 from r1_gui.evaluation.benchmarks import BENCHMARKS
+from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.evaluation.generate import BACKENDS, COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.prompts import PROMPT_STYLES
@@ -98,6 +99,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+@cli_main
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> dict:
                 benchmark=args.benchmark,
             )
     except EvaluationError as error:
-        raise SystemExit(f"error: {error}") from None
+        raise UserError(str(error)) from error
     print(summary(metrics))
     print(f"\nwrote {args.output_dir}/metrics.json, report.md and predictions.jsonl")
     return metrics

@@ -24,6 +24,7 @@ from typing import Any
 
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
+from r1_gui.lora import config_folder, load_model
 from r1_gui.prompts import (
     attach_image,
     build_prompt,
@@ -44,12 +45,7 @@ VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a ma
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:
     """config.json's model_type of a local folder (Hub ids go through the cache), read without importing torch."""
-    path = Path(model_name_or_path)
-    if not path.is_dir():
-        from r1_gui.processing import resolve_model_path
-
-        path = resolve_model_path(model_name_or_path)
-    config = path / "config.json"
+    config = config_folder(model_name_or_path) / "config.json"  # a LoRA adapter's: its base model's
     return json.loads(config.read_text()).get("model_type") if config.is_file() else None
 
 
@@ -156,7 +152,6 @@ class HFGenerator(_Generator):
 
     def __init__(self, model_name_or_path: str | Path, *, device: str = "auto", dtype: str = "auto", **kwargs: Any):
         import torch
-        from transformers import AutoModelForImageTextToText
 
         super().__init__(model_name_or_path, padding_side="left", **kwargs)
         if device not in ("auto", "cpu", "cuda"):
@@ -167,7 +162,7 @@ class HFGenerator(_Generator):
             raise EvaluationError("--device cuda, but torch sees no CUDA device; use --device cpu")
         self.device = torch.device(device)
         dtype = dtype if dtype == "auto" else getattr(torch, dtype)
-        self.model = AutoModelForImageTextToText.from_pretrained(model_name_or_path, dtype=dtype).to(self.device)
+        self.model = load_model(model_name_or_path, dtype=dtype).to(self.device)  # a LoRA adapter: base + adapter
         self.model.eval()
         tokenizer = self.processor.tokenizer
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]

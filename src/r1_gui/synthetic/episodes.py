@@ -53,6 +53,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from r1_gui.builder.writers import check_output_dir, staging
+from r1_gui.cli_errors import cli_main, user_errors
 from r1_gui.synthetic import screens
 
 logger = logging.getLogger(__name__)
@@ -655,26 +656,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+@cli_main
 def main(args: argparse.Namespace) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.format != "aguvis":
-        return _benchmark_set(args)
-    summary = generate(
-        args.output_dir,
-        args.episodes,
-        args.seed,
-        records=args.records,
-        width=args.width,
-        height=args.height,
-        grid=args.grid,
-        task_mix=args.task_mix.split(",") if args.task_mix else None,
-        click_jitter=args.click_jitter,
-        decimals=args.decimals,
-        apps=args.apps,
-        images="none" if args.no_images else "stub" if args.image_stub else "jpeg",
-        jpeg_quality=args.jpeg_quality,
-        overwrite=args.overwrite,
-    )
+        with user_errors():
+            return _benchmark_set(args)
+    # generate() checks its settings and the output folder before it writes anything; its ValueError and OSError
+    # (a full disk included) are reported as the user's, in one line.
+    with user_errors():
+        summary = generate(
+            args.output_dir,
+            args.episodes,
+            args.seed,
+            records=args.records,
+            width=args.width,
+            height=args.height,
+            grid=args.grid,
+            task_mix=args.task_mix.split(",") if args.task_mix else None,
+            click_jitter=args.click_jitter,
+            decimals=args.decimals,
+            apps=args.apps,
+            images="none" if args.no_images else "stub" if args.image_stub else "jpeg",
+            jpeg_quality=args.jpeg_quality,
+            overwrite=args.overwrite,
+        )
     logger.info(
         "wrote %d records of %d episodes in %.1f s", summary["records"], summary["episodes"], summary["seconds"]
     )

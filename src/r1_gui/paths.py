@@ -1,0 +1,80 @@
+"""Local folder or Hub id? Told apart before anything is loaded, so a mistyped path fails in one line.
+
+    check_local_or_hub("data/aitw-2k", "--dataset_name", repo_type="dataset")   # an existing folder: fine
+    check_local_or_hub("data/nope", "--dataset_name", repo_type="dataset")      # UserError naming data/nope
+    check_local_or_hub("xlangai/Aguvis-7B-720P", "--model_name_or_path")        # a Hub id: left to the Hub
+
+A name is meant as a local path when it starts with "/", "./", "../" or "~", holds more than one "/" (a Hub id is
+"name" or "owner/name"), ends in "/", or its first part is a folder here ("data/nope" when data/ exists). Such a name
+that does not exist is an error. Any other name is a Hub id; offline (HF_HUB_OFFLINE set) one that is not in the
+local cache is an error too, since it cannot be fetched.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from r1_gui.cli_errors import UserError
+
+
+def looks_like_a_path(name: str) -> bool:
+    text = str(name)
+    if text.startswith(("/", "./", "../", "~", ".\\")) or text in (".", "..") or text.endswith(("/", "\\")):
+        return True
+    parts = text.replace("\\", "/").split("/")
+    return len(parts) > 2 or (len(parts) == 2 and Path(parts[0]).is_dir())
+
+
+def offline_reason() -> str | None:
+    """Why Hub ids cannot be fetched here (HF_HUB_OFFLINE, or no connection to the Hub), or None."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE is set"
+    host = constants.ENDPOINT.split("://")[-1].split("/")[0]
+    try:
+        socket.create_connection((host, 443), timeout=2).close()
+    except OSError:
+        return f"{host} cannot be reached"
+    return None
+
+
+def _in_hub_cache(name: str, repo_type: str) -> bool:
+    from huggingface_hub import snapshot_download
+
+    try:
+        snapshot_download(name, repo_type=repo_type, local_files_only=True)
+        return True
+    except Exception:  # not cached, or not a valid repo id
+        pass
+    if repo_type == "dataset":  # datasets keeps prepared Hub datasets in a cache of its own
+        import datasets
+
+        return (Path(datasets.config.HF_DATASETS_CACHE) / name.replace("/", "___")).is_dir()
+    return False
+
+
+def check_local_or_hub(name: str | Path | None, flag: str, repo_type: str = "model") -> None:
+    """Fail (UserError naming ``flag`` and ``name``) when ``name`` is meant as a local path that does not exist, or
+    is a Hub id that cannot be fetched (offline and not cached). An existing path passes, whatever it holds."""
+    if name is None or Path(os.path.expanduser(str(name))).exists():
+        return
+    if looks_like_a_path(str(name)):
+        reason = offline_reason()
+        hub = f"; offline ({reason}), a Hub id cannot be fetched either" if reason else ""
+        raise UserError(f"{flag} {name}: no such local folder ({Path(name).expanduser().absolute()}){hub}")
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE and not _in_hub_cache(str(name), repo_type):
+        raise UserError(
+            f"{flag} {name}: no such local folder, and offline (HF_HUB_OFFLINE is set) the Hub {repo_type} "
+            f"{name} cannot be fetched (it is not in the local cache); give an existing folder, e.g. ./{name}"
+        )
+
+
+def check_output_folder(path: str | Path, flag: str = "--output_dir") -> None:
+    """Fail when an output folder's path is taken by a file."""
+    if Path(path).exists() and not Path(path).is_dir():
+        raise UserError(f"{flag} {path} is a file; give a folder (it is created when missing)")
