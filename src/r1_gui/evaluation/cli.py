@@ -27,8 +27,8 @@ import argparse
 import logging
 import sys
 
-from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.generate import BACKENDS, COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.prompts import PROMPT_STYLES
