@@ -171,10 +171,12 @@ class GUIGRPOTrainer(GRPOTrainer):
             )
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        super().log(logs, start_time)
+        # The table goes to wandb uncommitted before the parent logs, so it is committed with this step's metrics
+        # row rather than left pending for whatever wandb.log call comes next (none may come before the run ends).
         if self._table_rows and self.accelerator.is_main_process:
             self._write_table(self._table_rows, self._last_table_step)
             self._table_rows = []
+        super().log(logs, start_time)
 
     def _write_table(self, table_rows: list[dict], step: int) -> None:
         folder = Path(self.args.output_dir) / "completions_table" / f"step_{step:06d}"
