@@ -42,7 +42,7 @@ from typing import Any
 from r1_gui import aitw
 from r1_gui.actions import Action, format_action
 from r1_gui.actions.guir1 import guir1_name
-from r1_gui.builder.guir1 import _action_and_box, _history, _numbers
+from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
 from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
 from r1_gui.evaluation import guir1_eval
 from r1_gui.evaluation.records import EvaluationError, decode_line
@@ -167,7 +167,7 @@ def _image(value: Any, folder: Path) -> Any:
 
 
 def _grounding_truth(row: dict, size: tuple[float, float]) -> tuple[Action | None, list[float] | None]:
-    box = _numbers(row.get("gt_bbox"))
+    box = number_list(row.get("gt_bbox"))
     if len(box) != 4 or not (0 <= box[0] <= box[2] <= size[0] and 0 <= box[1] <= box[3] <= size[1]):
         return None, None
     unit = [box[0] / size[0], box[1] / size[1], box[2] / size[0], box[3] / size[1]]
@@ -192,8 +192,8 @@ def benchmark_row(row: dict, index: int, benchmark: str, path: Path, with_image:
     if kind == "navigation":
         if not isinstance(row.get("gt_action"), str) or not row["gt_action"].strip():
             raise EvaluationError(f"{where}: gt_action must be a GUI-R1 action name, got {row.get('gt_action')!r}")
-        ground_truth, box = _action_and_box(row, size)
-        history = history_text(_history(row.get("history")))
+        ground_truth, box = action_and_box(row, size)
+        history = history_text(history_steps(row.get("history")))
     else:
         (ground_truth, box), history = _grounding_truth(row, size), "None"
     if ground_truth is None:

@@ -33,7 +33,7 @@ from typing import Any
 
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
-from r1_gui.builder.guir1 import _numbers  # a list of numbers (or its JSON text) as floats, else []
+from r1_gui.builder.guir1 import number_list
 from r1_gui.rewards import GUIR1_TEXT_F1, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")
@@ -60,7 +60,11 @@ def navigation_hits(fields: dict) -> dict[str, bool | None]:
     gt_action, pred_action = fields.get("gt_action"), fields.get("pred_action")
     hits: dict[str, bool | None] = {"type": gt_action == pred_action, "grounding": None, "text": None}
     if gt_action in GROUNDING_NAMES:
-        box, coord, size = _numbers(fields.get("gt_bbox")), _numbers(fields.get("pred_coord")), fields["image_size"]
+        box, coord, size = (
+            number_list(fields.get("gt_bbox")),
+            number_list(fields.get("pred_coord")),
+            fields["image_size"],
+        )
         if len(box) < 2 or len(coord) < 2:
             hits["grounding"] = False
         else:
@@ -75,7 +79,7 @@ def navigation_hits(fields: dict) -> dict[str, bool | None]:
 
 def grounding_hit(fields: dict) -> bool:
     """GUI-R1's ScreenSpot hit: the predicted point strictly inside gt_bbox [x1, y1, x2, y2] (original pixels)."""
-    box, coord = _numbers(fields.get("gt_bbox")), _numbers(fields.get("pred_coord"))
+    box, coord = number_list(fields.get("gt_bbox")), number_list(fields.get("pred_coord"))
     if len(box) < 4 or len(coord) < 2:
         return False
     return box[0] < coord[0] < box[2] and box[1] < coord[1] < box[3]
