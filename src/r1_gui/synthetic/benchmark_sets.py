@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from r1_gui.actions import format_action, parse_action
 from r1_gui.builder.records import history_text
-from r1_gui.synthetic.episodes import _config, iter_episodes
+from r1_gui.synthetic.episodes import iter_episodes, synthetic_config
 
 FORMATS = ("guir1", "screenspot")
 FILES = {"guir1": "synthetic_guir1_test.parquet", "screenspot": "synthetic_screenspot_test.parquet"}
@@ -96,7 +96,7 @@ def write_benchmark_set(
     replaced only with ``overwrite``."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    settings = _config(**config)
+    settings = synthetic_config(**config)
     path = Path(output_dir) / FILES[format]
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass --overwrite to replace it")

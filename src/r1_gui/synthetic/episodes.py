@@ -501,7 +501,7 @@ def make_records(
     episodes: int | None = None, seed: int = 0, *, records: int | None = None, **config
 ) -> dict[str, list[dict]]:
     """All records in memory, no images: {"l1": [...], "l2": [...], "l3": [...]}. `config`: SyntheticConfig fields."""
-    settings = _config(**config)
+    settings = synthetic_config(**config)
     by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
     for episode_id, episode in iter_episodes(settings, seed, *_counts(episodes, records)):
         for level, level_records in episode_records(episode_id, episode, settings.size).items():
@@ -517,9 +517,10 @@ def _counts(episodes: int | None, records: int | None) -> tuple[int | None, int 
     return episodes, records
 
 
-def _config(
+def synthetic_config(
     width=540, height=1170, grid=(5, 4), task_mix=None, click_jitter=0.0, decimals=4, apps=ALL_APPS
 ) -> SyntheticConfig:
+    """The SyntheticConfig of these settings, with the defaults ``generate`` uses (``task_mix`` None: every task)."""
     return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter, decimals, apps)
 
 
@@ -551,7 +552,7 @@ def generate(
     """
     if images not in ("jpeg", "stub", "none"):
         raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
-    config = _config(width, height, grid, task_mix, click_jitter, decimals, apps)
+    config = synthetic_config(width, height, grid, task_mix, click_jitter, decimals, apps)
     counts = _counts(episodes, records)
     output_dir = Path(output_dir)
     check_output_dir(output_dir, overwrite, marker=f"{SUBSET}-{LEVELS[0]}.json", ours=OUTPUT_FILES)
