@@ -68,7 +68,7 @@ REQUIRED_COLUMNS = {
 }
 CLICK_TYPES = ("click", "long_press", "double_click", "right_click", "move_to")
 TEXT_RULE_NAMES = ("type", "open_app", "select")
-DISTANCE = 0.14
+DISTANCE = guir1_eval.DISTANCE  # GUI-R1's threshold; here inclusive, and from the point (or inside the box)
 DISTANCE_SLACK = 1e-9  # "within 0.14, inclusive" must hold for 0.64 - 0.5, which is 0.14000000000000001 in floats
 # platform names in ScreenSpot's data sources -> the platform its tables report
 PLATFORMS = {"ios": "mobile", "android": "mobile", "windows": "desktop", "macos": "desktop", "linux": "desktop"}
@@ -273,7 +273,7 @@ def _gt_fields(record: dict, fields: dict) -> dict:
 
 
 def _share(values: list[bool]) -> float | None:
-    return guir1_eval._share(sum(values), len(values))
+    return guir1_eval.share(sum(values), len(values))
 
 
 def _navigation_rates(results: list[dict], lines: list[dict]) -> dict[str, Any]:

@@ -85,7 +85,8 @@ def grounding_hit(fields: dict) -> bool:
     return box[0] < coord[0] < box[2] and box[1] < coord[1] < box[3]
 
 
-def _share(hits: int, count: int) -> float | None:
+def share(hits: int, count: int) -> float | None:
+    """hits / count, or None where GUI-R1's script would divide by zero."""
     return hits / count if count else None
 
 
@@ -107,7 +108,7 @@ def navigation_numbers(lines: Sequence[dict]) -> dict[str, Any]:
 
     def total(*kinds: str) -> float | None:
         chosen = [values for (kind, _), values in counted.items() if kind in kinds]
-        return _share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
+        return share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
 
     return {
         "guir1_type_accuracy": total("type"),
@@ -126,6 +127,6 @@ def grounding_numbers(lines: Sequence[dict]) -> dict[str, Any]:
         by_category.setdefault(category, []).append(grounding_hit(fields))
     every = [hit for hits in by_category.values() for hit in hits]
     return {
-        "guir1_accuracy": _share(sum(every), len(every)),
-        "guir1_per_category": {name: _share(sum(hits), len(hits)) for name, hits in sorted(by_category.items())},
+        "guir1_accuracy": share(sum(every), len(every)),
+        "guir1_per_category": {name: share(sum(hits), len(hits)) for name, hits in sorted(by_category.items())},
     }
