@@ -34,7 +34,7 @@ from typing import Any
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
 from r1_gui.builder.guir1 import number_list
-from r1_gui.rewards import GUIR1_TEXT_F1, guir1_text_f1
+from r1_gui.rewards import GUIR1_TEXT_F1, guir1_text, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")
 TEXT_NAMES = ("open_app", "type", "scroll", "select")
@@ -50,8 +50,7 @@ def prediction_fields(action: Action | None, image_size: Sequence[float]) -> dic
     if action is None:
         return {"pred_action": None, "pred_coord": list(NO_COORD), "pred_input_text": NO_TEXT}
     coord = list(NO_COORD) if action.point is None else [action.x * image_size[0], action.y * image_size[1]]
-    text = action.direction if action.type == "scroll" else action.text
-    return {"pred_action": guir1_name(action), "pred_coord": coord, "pred_input_text": text or NO_TEXT}
+    return {"pred_action": guir1_name(action), "pred_coord": coord, "pred_input_text": guir1_text(action) or NO_TEXT}
 
 
 def navigation_hits(fields: dict) -> dict[str, bool | None]:
