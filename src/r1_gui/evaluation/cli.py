@@ -118,6 +118,11 @@ def main(argv: list[str] | None = None) -> dict:
                 overwrite=args.overwrite,
             )
         elif args.predictions:
+            if args.dataset is None:  # parse_args let it go for a GUI-R1 inference output, which this file is not
+                raise UserError(
+                    f"--dataset is required: --predictions {args.predictions} is not a readable GUI-R1 inference "
+                    "output (rows with pred_coord), so the test rows must come from --dataset"
+                )
             metrics = evaluate_predictions(
                 args.predictions,
                 args.dataset,
