@@ -45,7 +45,7 @@ from r1_gui.actions.guir1 import guir1_name
 from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
 from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
 from r1_gui.evaluation import guir1_eval
-from r1_gui.evaluation.records import EvaluationError, decode_line
+from r1_gui.evaluation.records import EvaluationError, json_line
 
 
 @dataclass(frozen=True)
@@ -107,19 +107,8 @@ def read_table(path: str | Path) -> list[dict]:
             raise EvaluationError(f"{path} must hold a JSON list of rows, or JSON lines")
         if rows is not None:
             return rows
-    rows = []
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if raw.strip():
-            row = _json(decode_line(raw, path, number), f"{path} line {number}")
-            rows.append(row)
-    return rows
-
-
-def _json(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise EvaluationError(f"{where} is not valid JSON ({error})") from None
+    lines = enumerate(path.read_bytes().splitlines(), start=1)
+    return [json_line(raw, path, number) for number, raw in lines if raw.strip()]
 
 
 def check_columns(rows: Sequence[Any], columns: Sequence[str], path: str | Path, benchmark: str) -> None:
