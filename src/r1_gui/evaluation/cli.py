@@ -46,7 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
-    source.add_argument("--predictions", help='JSON lines {"id", "output"} to score instead of generating')
+    source.add_argument(
+        "--predictions",
+        help='JSON lines {"id", "output"} to score instead of generating; with --benchmark also GUI-R1\'s own '
+        "inference output (rows with pred_action, pred_coord, pred_input_text)",
+    )
     parser.add_argument(
         "--dataset",
         help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
