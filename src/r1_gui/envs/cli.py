@@ -101,12 +101,11 @@ class ModelPolicy:
         from PIL import Image
 
         from r1_gui.actions import extract_action
+        from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
         from r1_gui.envs.render import caption
         from r1_gui.evaluation.samples import screen_size
-        from r1_gui.synthetic.episodes import HUMAN_TEMPLATE
 
-        steps = "\n".join(f"Step {i + 1}: {done}" for i, done in enumerate(self.history)) or "None"
-        problem = HUMAN_TEMPLATE.format(instruction=observation["instruction"], history=steps).removeprefix("<image>\n")
+        problem = PROBLEM_TEMPLATE.format(instruction=observation["instruction"], history=history_text(self.history))
         screenshot = Image.fromarray(observation["screenshot"])
         self.last_output = self.generator.generate([{"problem": problem, "image": screenshot}])[0]
         resized = screen_size(screenshot.size, self.generator.min_pixels, self.generator.max_pixels)
