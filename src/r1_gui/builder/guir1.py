@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from r1_gui.actions import format_action, parse_action
+from r1_gui.actions import Action, format_action, parse_action
 
 from .records import (
     PROBLEM_TEMPLATE,
@@ -210,21 +210,28 @@ def guir1_row(example: Example, image_bytes: bytes) -> dict:
         raise ValueError(
             f"GUI-R1 export: cannot read the size of {example.image} ({error}); --verify_images skips such images"
         ) from None
-    entry = ast.literal_eval(format_action(example.action, "guir1", coordinates="normalized"))[0]
-    action = example.action
-    if action.type == "swipe":
-        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
-    elif action.point is not None:
-        gt_bbox = [action.x * width, action.y * height]
-    else:
-        gt_bbox = NO_POINT
+    gt_action, gt_bbox, gt_input_text = guir1_fields(example.action, width, height)
     # 4 decimals of a pixel: reading back divides by the size, far below the 4 decimals of the Aguvis code
     return {
         "image": {"bytes": image_bytes, "path": os.path.basename(example.image)},
         "instruction": example.instruction,
         "history": history_text(example.history),
-        "gt_action": entry["action"],
+        "gt_action": gt_action,
         "gt_bbox": [round(value, 4) for value in gt_bbox],
-        "gt_input_text": entry["input_text"],
+        "gt_input_text": gt_input_text,
         "task_type": TASK_TYPE,
     }
+
+
+def guir1_fields(action: Action, width: float, height: float) -> tuple[str, list[float], str]:
+    """(gt_action, gt_bbox, gt_input_text) of an action as a GUI-R1 row writes them, gt_bbox in pixels of a
+    width x height screenshot: a swipe's start and end point (this project's extension), another action's point,
+    else NO_POINT."""
+    entry = ast.literal_eval(format_action(action, "guir1", coordinates="normalized"))[0]
+    if action.type == "swipe":
+        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
+    elif action.point is not None:
+        gt_bbox = [action.x * width, action.y * height]
+    else:
+        gt_bbox = list(NO_POINT)
+    return entry["action"], gt_bbox, entry["input_text"]
