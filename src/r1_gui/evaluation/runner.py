@@ -161,7 +161,7 @@ def _load_rows(dataset, split: str, benchmark: str | None = None) -> tuple[Any, 
             raise EvaluationError(f"--dataset {dataset} does not exist (a dataset/raw_load_data.py output folder)")
 
         try:
-            return as_rows(load_gui_dataset(dataset, split=split)), str(path)
+            return as_rows(load_gui_dataset(dataset, split=split, flag="--dataset")), str(path)
         except (FileNotFoundError, ValueError) as error:
             raise EvaluationError(str(error)) from None
     return as_rows(dataset), "<in-memory rows>"
