@@ -27,7 +27,6 @@ MAX_STEPS = {
     "toggle_two_settings": 24,
 }
 TASKS = tuple(MAX_STEPS)
-LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")
 
 
 @dataclass(frozen=True)
@@ -80,13 +79,13 @@ def new_episode(
 
 def _launch(world: PhoneWorld, rng: random.Random):
     app = world.other_app()
-    instruction = rng.choice(LAUNCH_WORDING).format(app)
+    instruction = rng.choice(episodes.LAUNCH_WORDING).format(app)
     return (HOME,), Goal("launch_icon", instruction, page=world.main_page(app), app=app), app, ()
 
 
 def _open_app(world: PhoneWorld, rng: random.Random):
     app = world.other_app()
-    goal = Goal("open_app", rng.choice(LAUNCH_WORDING).format(app), page=world.main_page(app), app=app)
+    goal = Goal("open_app", rng.choice(episodes.LAUNCH_WORDING).format(app), page=world.main_page(app), app=app)
     if rng.random() < 0.5:
         return (HOME,), goal, None, (app,)
     other = world.other_app(app, SETTINGS_APP)
@@ -136,7 +135,7 @@ def _below_first_page(world: PhoneWorld) -> list[str]:
 
 def _toggle(world: PhoneWorld, rng: random.Random):
     from_home = rng.random() < 0.3
-    world.settings_title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    world.settings_title = "Settings" if from_home else rng.choice(episodes.SETTINGS_TITLES)
     below = _below_first_page(world)
     setting = rng.choice(below if below and rng.random() < 0.6 else world.setting_names)
     turn_on = rng.random() < 0.5

@@ -90,6 +90,8 @@ SITES = (
     "amazon.com", "imdb.com", "weather.com", "bbc.com", "github.com", "quora.com", "espn.com",
 )  # fmt: skip
 ENGINES = ("Google", "Bing", "DuckDuckGo", "Browser")
+LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")  # launch_icon and open_app
+SETTINGS_TITLES = ("Settings", "Quick settings", "Connections")  # the settings page's title
 MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
 WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
 STUB_JPEG_SIDE = 8
@@ -242,7 +244,7 @@ def launch_icon(world: World, script: Script) -> str:
     script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
     world.maybe_wait(script, app)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+    return world.rng.choice(LAUNCH_WORDING).format(app)
 
 
 def open_app(world: World, script: Script) -> str:
@@ -254,7 +256,7 @@ def open_app(world: World, script: Script) -> str:
     script.open_app(start, app, f"{seen}, so I launch it directly.")
     world.maybe_wait(script, app)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+    return world.rng.choice(LAUNCH_WORDING).format(app)
 
 
 def web_search(world: World, script: Script) -> str:
@@ -288,7 +290,7 @@ def toggle_setting(world: World, script: Script) -> str:
     rng, size = world.rng, script.size
     names = rng.sample(screens.SETTING_NAMES, rng.randint(12, len(screens.SETTING_NAMES)))
     turn_on, from_home = rng.random() < 0.5, rng.random() < 0.3
-    title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    title = "Settings" if from_home else rng.choice(SETTINGS_TITLES)
     first_page = screens.SettingsScreen(world.theme, world.clock, title, [(name, False) for name in names])
     below = [name for name in names if name not in first_page.visible_settings(size)]
     setting = rng.choice(below if below and rng.random() < 0.6 else names)  # mostly off the first page: scrolls
