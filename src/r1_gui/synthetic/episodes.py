@@ -92,6 +92,17 @@ SITES = (
 ENGINES = ("Google", "Bing", "DuckDuckGo", "Browser")
 LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")  # launch_icon and open_app
 SETTINGS_TITLES = ("Settings", "Quick settings", "Connections")  # the settings page's title
+# The tasks' instructions, worded once for these episodes and for r1_gui.envs' tasks (str.format fields)
+INSTRUCTIONS = {
+    "web_search": "Search for '{query}' and open the result from {site}",
+    "toggle_setting": "Turn {state} {setting}",
+    "remove_icon": "Remove the {app} app from the home screen",
+    "app_info": "Show the app info of {app}",
+    "open_item_and_back": "Open '{item}' in {app}, then go back to the list",
+    "back_to_list": "Go back to the {app} list",
+    "home_and_open": "Go to the home screen and open the {app} app",
+}
+GO_HOME_WORDING = ("Go to the home screen", "Return to the home screen")
 MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
 WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
 STUB_JPEG_SIDE = 8
@@ -278,7 +289,7 @@ def web_search(world: World, script: Script) -> str:
     listing = screens.ResultsScreen(theme, clock, query, results)
     script.click(listing, f"result:{site}", f"Click on the result from {site}.", thought)
     script.terminate(world.detail(site, title), f"The {site} page is open, so the task is done.")
-    return f"Search for '{query}' and open the result from {site}"
+    return INSTRUCTIONS["web_search"].format(query=query, site=site)
 
 
 def result_title(rng: random.Random, query: str, site: str) -> str:
@@ -308,7 +319,7 @@ def toggle_setting(world: World, script: Script) -> str:
     flipped = [(name, turn_on if name == setting else on) for name, on in rows]
     after = screens.SettingsScreen(world.theme, world.clock, title, flipped, screen.scroll_px)
     script.terminate(after, f"{setting} is now {state}, so the task is done.")
-    return f"Turn {state} {setting}"
+    return INSTRUCTIONS["toggle_setting"].format(state=state, setting=setting)
 
 
 def scroll_settings(
@@ -342,10 +353,10 @@ def icon_menu(world: World, script: Script) -> str:
     if option == "Remove":
         after = replace(home, slots=[None if slot == app else slot for slot in home.slots])
         script.terminate(after, f"{app} is gone from the home screen, so the task is done.")
-        return f"Remove the {app} app from the home screen"
+        return INSTRUCTIONS["remove_icon"].format(app=app)
     info = world.detail("App info", app, ("Open", "Force stop"))
     script.terminate(info, f"The app info page of {app} is shown, so the task is done.")
-    return f"Show the app info of {app}"
+    return INSTRUCTIONS["app_info"].format(app=app)
 
 
 def go_back(world: World, script: Script) -> str:
@@ -355,9 +366,9 @@ def go_back(world: World, script: Script) -> str:
     detail = world.detail(app, item)
     if world.rng.random() < 0.5:
         script.click(page, f"row:{item}", f"Click on '{item}'.", f"'{item}' is in the {app} list, so I open it.")
-        instruction = f"Open '{item}' in {app}, then go back to the list"
+        instruction = INSTRUCTIONS["open_item_and_back"].format(item=item, app=app)
     else:
-        instruction = f"Go back to the {app} list"
+        instruction = INSTRUCTIONS["back_to_list"].format(app=app)
     script.back(detail, f"The '{item}' page is open; going back returns to the {app} list.")
     script.terminate(page, f"The {app} list is shown again, so the task is done.")
     return instruction
@@ -370,14 +381,14 @@ def go_home(world: World, script: Script) -> str:
     if rng.random() < 0.5:
         script.home(start, f"{current} is open; the home button leads to the home screen.")
         script.terminate(world.home(), "The home screen is shown, so the task is done.")
-        return rng.choice(("Go to the home screen", "Return to the home screen"))
+        return rng.choice(GO_HOME_WORDING)
     app = world.other_app(current)
     script.home(start, f"I need the home screen to find the {app} icon.")
     home = world.home(containing=app)
     thought = f"The {app} icon is at {screens.grid_position(home.slots.index(app), home.cols)}, so I tap it."
     script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return f"Go to the home screen and open the {app} app"
+    return INSTRUCTIONS["home_and_open"].format(app=app)
 
 
 TASKS = {
