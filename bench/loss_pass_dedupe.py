@@ -29,7 +29,7 @@ def main() -> None:
 
     import torch
 
-    from r1_gui.repeated_images import _image_encoder
+    from r1_gui.repeated_images import image_encoder
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -37,7 +37,7 @@ def main() -> None:
         batch = trainer._generate_and_score_completions(rows)
         batch["advantages"] = torch.linspace(-1.0, 1.0, args.generations).repeat(args.prompts)
         encoded: list[int] = []
-        visual = _image_encoder(trainer.model).visual
+        visual = image_encoder(trainer.model).visual
         visual.register_forward_pre_hook(lambda module, inputs: encoded.append(inputs[0].shape[0]))
         per_image = int(batch["image_grid_thw"].prod(-1).float().mean())
 

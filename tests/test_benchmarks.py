@@ -215,13 +215,18 @@ def test_a_bad_json_line_is_named(tmp_path):
         load_benchmark(tmp_path / "t.jsonl", "guiodyssey")
 
 
-def test_cli_needs_a_dataset_unless_scoring_guir1_predictions(capsys):
+def test_cli_needs_a_dataset_unless_scoring_guir1_predictions(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["--predictions", "p.jsonl", "--output_dir", "o"])
     assert "--dataset is required" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--benchmark", "mind2web", "--predictions", "p.jsonl", "--output_dir", "o"])
     assert "invalid choice: 'mind2web'" in capsys.readouterr().err
+    # r1_gui's own {"id", "output"} lines with --benchmark: one error line, not a TypeError from load_samples
+    write_lines(tmp_path / "p.jsonl", [{"id": "0", "output": "mobile.back()"}])
+    with pytest.raises(SystemExit):
+        main(["--benchmark", "screenspot", "--predictions", str(tmp_path / "p.jsonl"), "--output_dir", str(tmp_path)])
+    assert "--dataset is required: --predictions" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------- synthetic sets end to end

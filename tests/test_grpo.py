@@ -226,7 +226,7 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
     gradient (the vision tower's included) is the one of the pass that encodes every copy."""
     from helpers.gradients import assert_same_gradient
 
-    from r1_gui.repeated_images import _image_encoder, image_key
+    from r1_gui.repeated_images import image_encoder, image_key
 
     def alternating(completions, **kwargs):
         return [float(i % 2) for i in range(len(completions))]
@@ -237,7 +237,7 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
     distinct = len({image_key(row["image"].convert("RGB")) for row in rows})
     assert distinct > 1 and bool((batch["advantages"] != 0).all())
     encoded = []
-    _image_encoder(trainer.model).visual.register_forward_pre_hook(lambda module, args: encoded.append(args[0]))
+    image_encoder(trainer.model).visual.register_forward_pre_hook(lambda module, args: encoded.append(args[0]))
     grads = {}
     for dedupe in (False, True):
         trainer.dedupe_images = dedupe

@@ -186,7 +186,9 @@ def test_refuses_a_non_empty_output_dir_unless_overwrite(tmp_path):
     with pytest.raises(FileExistsError, match="overwrite"):
         make_synthetic.generate(output, 2, images="none", progress=False)
     argv = ["--output_dir", str(output), "--episodes", "2", "--no_images", "--overwrite"]
-    with pytest.raises(FileExistsError, match=r"not one: it holds keep\.txt"):
+    with pytest.raises(
+        SystemExit, match=r"^error: --overwrite replaces only an earlier output .*not one: it holds keep\.txt"
+    ):
         make_synthetic.main(make_synthetic.parse_args(argv))
     assert [path.name for path in output.iterdir()] == ["keep.txt"]
     (output / "keep.txt").unlink()

@@ -13,11 +13,11 @@ from helpers.screens import batch_of, screen
 
 from r1_gui.repeated_images import (
     ImageProcessorCache,
-    _image_encoder,
     cached_image_processor,
     distinct_images,
     distinct_prompts,
     encode_each_image_once,
+    image_encoder,
     image_key,
     prefill_each_prompt_once,
 )
@@ -180,7 +180,7 @@ def tiny_with_processor(request):
 
 def count_encoded_patches(model) -> list[int]:
     seen: list[int] = []
-    encoder = _image_encoder(model)
+    encoder = image_encoder(model)
     encoder.visual.register_forward_pre_hook(lambda module, args: seen.append(args[0].shape[0]))
     return seen
 
@@ -203,7 +203,7 @@ def test_encode_each_image_once_leaves_training_passes_alone(tiny_with_processor
     model, processor = tiny_with_processor
     inputs = batch_of(processor, [screen(0), screen(0)])
     seen = count_encoded_patches(model)
-    encoder = _image_encoder(model)
+    encoder = image_encoder(model)
     with encode_each_image_once(model):
         model(**inputs).logits.sum().backward()
     assert seen == [int(inputs["image_grid_thw"].prod(-1).sum())]
@@ -256,7 +256,7 @@ def test_encode_each_image_once_without_a_vision_tower_does_nothing():
 def record_prefill_rows(model) -> list[int]:
     """The batch size of every language-model pass (the first of a generate call is the prefill)."""
     seen: list[int] = []
-    encoder = _image_encoder(model)
+    encoder = image_encoder(model)
     encoder.language_model.register_forward_pre_hook(
         lambda module, args, kwargs: seen.append(kwargs["inputs_embeds"].shape[0]), with_kwargs=True
     )

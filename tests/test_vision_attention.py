@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from helpers.gradients import assert_same_gradient
 from helpers.screens import batch_of, screen
 
-from r1_gui.repeated_images import _image_encoder
+from r1_gui.repeated_images import image_encoder
 from r1_gui.vision_attention import use_batched_window_attention
 
 # three screenshots, two of one size: full windows, clipped edge windows, and images of equal and unequal length
@@ -32,7 +32,7 @@ def tiny_vision(request):
 
 def encode(model, inputs) -> tuple[torch.Tensor, list[list[int]], int]:
     """The vision tower's output, the sequence lengths each attention layer got, and the sdpa calls it made."""
-    encoder = _image_encoder(model)
+    encoder = image_encoder(model)
     lengths: list[list[int]] = []
     hooks = [
         block.attn.register_forward_pre_hook(

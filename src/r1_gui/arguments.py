@@ -147,7 +147,6 @@ def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str,
     source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
     if not data_args.dataset_name:
         raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
-    check_local_or_hub(data_args.dataset_name, "--dataset_name", repo_type="dataset")
     dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
     if data_args.max_samples:
         dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))

@@ -23,8 +23,10 @@ logger = logging.getLogger(__name__)
 GRPO_COLUMNS = ("image", "problem", "solution")
 
 
-def load_gui_dataset(name_or_path: str | Path, split: str | None = None):
-    """A DatasetDict (or one split) from a builder output folder (train/test parquet) or a Hub dataset id."""
+def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: str = "--dataset_name"):
+    """A DatasetDict (or one split) from a builder output folder (train/test parquet) or a Hub dataset id. A name
+    meant as a missing local folder, or a Hub id that cannot be fetched, is a UserError naming ``flag``
+    (``paths.check_local_or_hub``)."""
     import datasets
 
     path = Path(name_or_path)
@@ -40,9 +42,9 @@ def load_gui_dataset(name_or_path: str | Path, split: str | None = None):
         loaded = datasets.load_dataset("parquet", data_files=files)
         loaded = datasets.DatasetDict({name: _resolve_image_paths(ds, path) for name, ds in loaded.items()})
     elif path.exists():
-        raise ValueError(f"--dataset_name {path} is a file; give the builder's output folder (train/test parquet)")
+        raise ValueError(f"{flag} {path} is a file; give the builder's output folder (train/test parquet)")
     else:
-        check_local_or_hub(name_or_path, "dataset", repo_type="dataset")
+        check_local_or_hub(name_or_path, flag, repo_type="dataset")
         loaded = datasets.load_dataset(str(name_or_path))
     if split is None:
         return loaded

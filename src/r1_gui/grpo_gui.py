@@ -36,7 +36,7 @@ from r1_gui.arguments import (
     resolve_resume,
 )
 from r1_gui.cli_errors import UserError, cli_main, user_errors
-from r1_gui.rewards import REWARD_FUNCS
+from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
@@ -50,8 +50,12 @@ class GUIGRPOScriptArguments(GUIDataArguments):
     reward_funcs: list[str] = field(
         default_factory=lambda: ["accuracy", "format"],
         metadata={
-            "help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; or a preset from REWARD_PRESETS (guir1: "
-            "guir1_accuracy 0.8 + guir1_format 0.2, its weights included); weights go in --reward_weights."
+            "help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; or a preset, its weights included ("
+            + "; ".join(
+                f"{name}: " + " + ".join(f"{reward} {weight}" for reward, weight in members)
+                for name, members in REWARD_PRESETS.items()
+            )
+            + "); weights go in --reward_weights."
         },
     )
     reward_kwargs: str | None = field(

@@ -146,7 +146,7 @@ def distinct_images(pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> tuple
     return group_equal(len(chunks), fingerprints, lambda i, j: torch.equal(chunks[i], chunks[j]))
 
 
-def _image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
+def image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
     """The module whose `get_image_features(pixel_values, image_grid_thw)` runs the vision tower (Qwen-VL's inner
     model), found through wrappers (PEFT, DDP)."""
     for module in model.modules():
@@ -174,7 +174,7 @@ def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False)
     """Within the block the vision tower encodes each distinct image of a batch once: while gradients are off, or
     also while they are on with `with_gradients=True` (the loss pass; each copy's gradient is summed into the
     distinct image's features by autograd, as the full batch's encoder parameters would receive it)."""
-    encoder = _image_encoder(model)
+    encoder = image_encoder(model)
     if encoder is None:
         yield
         return
@@ -275,7 +275,7 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
     logits to the repeats; decoding then runs on every row as before. Applies to Qwen-VL models generating from a
     fresh cache; other calls prefill as usual."""
     generator = next((m for m in model.modules() if callable(getattr(m, "_prefill", None))), None)
-    if generator is None or _image_encoder(model) is None:
+    if generator is None or image_encoder(model) is None:
         yield
         return
     original = generator._prefill

@@ -511,7 +511,8 @@ def guir1_text_f1(predicted: str, truth: str) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-def _guir1_text(action: Action) -> str:
+def guir1_text(action: Action) -> str:
+    """The text GUI-R1 compares for an action: a scroll's direction, else its text ("" when none)."""
     return action.direction if action.type == "scroll" else action.text or ""
 
 
@@ -542,7 +543,7 @@ def guir1_accuracy_score(
         gx, gy = _pixels(gt.x, gt.y, screen_size)
         return float((px - gx) ** 2 + (py - gy) ** 2 < GUIR1_CLICK_PIXELS**2)
     if gt_name in GUIR1_TEXT_NAMES:
-        return float(guir1_text_f1(_guir1_text(pred), _guir1_text(gt)) >= GUIR1_TEXT_F1)
+        return float(guir1_text_f1(guir1_text(pred), guir1_text(gt)) >= GUIR1_TEXT_F1)
     return 1.0
 
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
-from r1_gui.actions import format_action, parse_action
+from r1_gui.actions import Action, format_action, parse_action
 
 from .records import (
     PROBLEM_TEMPLATE,
@@ -89,7 +89,8 @@ class ImageColumn:
         return path if isinstance(path, str) and path else None
 
 
-def _numbers(value: Any) -> list[float]:
+def number_list(value: Any) -> list[float]:
+    """A list of numbers (or its JSON text) as floats, else []. Example: ``number_list("[3, 4.5]") == [3.0, 4.5]``."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -102,12 +103,12 @@ def _numbers(value: Any) -> list[float]:
     return [float(v) for v in value]
 
 
-def _action_and_box(row: dict, size: tuple[int, int]):
+def action_and_box(row: dict, size: tuple[int, int]):
     """The canonical action of a row (via r1_gui.actions' guir1 parser) and its normalized target box."""
     name = row["gt_action"].strip()
     text = row.get("gt_input_text")
     entry: dict[str, Any] = {"action": name, "input_text": text if isinstance(text, str) else NO_TEXT}
-    numbers, box = _numbers(row.get("gt_bbox")), None
+    numbers, box = number_list(row.get("gt_bbox")), None
     if name.lower() == "swipe" and len(numbers) == 4:
         entry["point"], entry["end_point"] = numbers[:2], numbers[2:]
     elif len(numbers) == 4 and min(numbers) >= 0:
@@ -120,7 +121,8 @@ def _action_and_box(row: dict, size: tuple[int, int]):
     return action, box
 
 
-def _history(value: Any) -> list[str]:
+def history_steps(value: Any) -> list[str]:
+    """The steps of a GUI-R1 ``history``: a list of steps, or a string of "Step N: ..." lines."""
     if isinstance(value, (list, tuple)):
         return [str(step).strip() for step in value if str(step).strip()]
     return parse_history(value) if isinstance(value, str) else []
@@ -167,14 +169,14 @@ def guir1_example(
         path = image_path if os.path.isabs(image_path) else os.path.join(image_dir, image_path)
         check_image(path, verify=False)
         size, _ = _open_size(path, path, verify)
-    action, box = _action_and_box(row, size)
+    action, box = action_and_box(row, size)
     code = format_action(action, "aguvis") if action is not None else ""
     action = parse_action(code, "aguvis")  # canonical: action_json is exactly what the solution parses to
     if action is None:
         raise BadRecord(
             "unparsable_action", f"gt_action {gt_action!r} with gt_bbox {row.get('gt_bbox')!r} does not parse"
         )
-    history = _history(row.get("history"))
+    history = history_steps(row.get("history"))
     instruction = instruction.strip()
     if in_episode_form(stem):
         episode_id, step = episode_and_step(stem)
@@ -208,21 +210,28 @@ def guir1_row(example: Example, image_bytes: bytes) -> dict:
         raise ValueError(
             f"GUI-R1 export: cannot read the size of {example.image} ({error}); --verify_images skips such images"
         ) from None
-    entry = ast.literal_eval(format_action(example.action, "guir1", coordinates="normalized"))[0]
-    action = example.action
-    if action.type == "swipe":
-        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
-    elif action.point is not None:
-        gt_bbox = [action.x * width, action.y * height]
-    else:
-        gt_bbox = NO_POINT
+    gt_action, gt_bbox, gt_input_text = guir1_fields(example.action, width, height)
     # 4 decimals of a pixel: reading back divides by the size, far below the 4 decimals of the Aguvis code
     return {
         "image": {"bytes": image_bytes, "path": os.path.basename(example.image)},
         "instruction": example.instruction,
         "history": history_text(example.history),
-        "gt_action": entry["action"],
+        "gt_action": gt_action,
         "gt_bbox": [round(value, 4) for value in gt_bbox],
-        "gt_input_text": entry["input_text"],
+        "gt_input_text": gt_input_text,
         "task_type": TASK_TYPE,
     }
+
+
+def guir1_fields(action: Action, width: float, height: float) -> tuple[str, list[float], str]:
+    """(gt_action, gt_bbox, gt_input_text) of an action as a GUI-R1 row writes them, gt_bbox in pixels of a
+    width x height screenshot: a swipe's start and end point (this project's extension), another action's point,
+    else NO_POINT."""
+    entry = ast.literal_eval(format_action(action, "guir1", coordinates="normalized"))[0]
+    if action.type == "swipe":
+        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
+    elif action.point is not None:
+        gt_bbox = [action.x * width, action.y * height]
+    else:
+        gt_bbox = list(NO_POINT)
+    return entry["action"], gt_bbox, entry["input_text"]

@@ -25,8 +25,7 @@ POLICIES = ("expert", "random")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from r1_gui.envs.tasks import TASKS  # light: no torch
-    from r1_gui.evaluation.generate import COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
-    from r1_gui.prompts import PROMPT_STYLES
+    from r1_gui.evaluation.generate import add_generation_arguments
 
     parser = argparse.ArgumentParser(
         prog="python -m r1_gui.envs",
@@ -54,13 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--patch", choices=("none", "expert"), default="none", help="replay: on a mismatch, end or patch"
     )
     model = parser.add_argument_group("model (--model)")
-    model.add_argument("--prompt_style", choices=PROMPT_STYLES, default="aguvis", help="as in training")
-    model.add_argument("--system_prompt", default=None, help="replace the style's system prompt, as in training")
-    model.add_argument("--coordinates", choices=COORDINATE_CHOICES, default="auto", help="how the model writes points")
-    model.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS, help="smallest screenshot area")
-    model.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS, help="largest screenshot area")
-    model.add_argument("--max_new_tokens", type=int, default=256, help="completion length limit")
-    model.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy")
+    add_generation_arguments(model)
     model.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the model runs")
     args = parser.parse_args(argv)
     if args.task != "all" and args.task not in TASKS:
@@ -101,12 +94,11 @@ class ModelPolicy:
         from PIL import Image
 
         from r1_gui.actions import extract_action
+        from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
         from r1_gui.envs.render import caption
         from r1_gui.evaluation.samples import screen_size
-        from r1_gui.synthetic.episodes import HUMAN_TEMPLATE
 
-        steps = "\n".join(f"Step {i + 1}: {done}" for i, done in enumerate(self.history)) or "None"
-        problem = HUMAN_TEMPLATE.format(instruction=observation["instruction"], history=steps).removeprefix("<image>\n")
+        problem = PROBLEM_TEMPLATE.format(instruction=observation["instruction"], history=history_text(self.history))
         screenshot = Image.fromarray(observation["screenshot"])
         self.last_output = self.generator.generate([{"problem": problem, "image": screenshot}])[0]
         resized = screen_size(screenshot.size, self.generator.min_pixels, self.generator.max_pixels)

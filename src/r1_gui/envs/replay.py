@@ -30,7 +30,7 @@ import numpy as np
 
 from r1_gui import aitw
 from r1_gui.envs.phone_env import ACTION_TEXT_SPACE, parse_step_input
-from r1_gui.evaluation.samples import _bbox, _ground_truth, open_screenshot  # how the evaluation reads a row
+from r1_gui.evaluation.samples import ground_truth_action, open_screenshot, read_bbox  # how the evaluation reads a row
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def group_episodes(rows: list[dict]) -> tuple[dict[str, list[dict]], dict[str, s
             bad[episode_id] = "missing steps"
         else:
             for row in steps:
-                row["ground_truth"] = _ground_truth(row)
+                row["ground_truth"] = ground_truth_action(row)
             if any(row["ground_truth"] is None for row in steps):
                 bad[episode_id] = "unparsable recorded action"
             else:
@@ -156,7 +156,7 @@ class ReplayEnv(gym.Env):
             return self._observation(), 0.0, True, False, self._info(None, False, "the episode has ended; call reset()")
         recorded = self.steps[self._index]
         matched = parsed is not None and aitw.step_success(
-            parsed, recorded["ground_truth"], _bbox(recorded.get("bbox"))
+            parsed, recorded["ground_truth"], read_bbox(recorded.get("bbox"))
         )
         if matched:
             self._matched += 1

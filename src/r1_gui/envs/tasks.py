@@ -27,7 +27,6 @@ MAX_STEPS = {
     "toggle_two_settings": 24,
 }
 TASKS = tuple(MAX_STEPS)
-LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")
 
 
 @dataclass(frozen=True)
@@ -80,13 +79,13 @@ def new_episode(
 
 def _launch(world: PhoneWorld, rng: random.Random):
     app = world.other_app()
-    instruction = rng.choice(LAUNCH_WORDING).format(app)
+    instruction = rng.choice(episodes.LAUNCH_WORDING).format(app)
     return (HOME,), Goal("launch_icon", instruction, page=world.main_page(app), app=app), app, ()
 
 
 def _open_app(world: PhoneWorld, rng: random.Random):
     app = world.other_app()
-    goal = Goal("open_app", rng.choice(LAUNCH_WORDING).format(app), page=world.main_page(app), app=app)
+    goal = Goal("open_app", rng.choice(episodes.LAUNCH_WORDING).format(app), page=world.main_page(app), app=app)
     if rng.random() < 0.5:
         return (HOME,), goal, None, (app,)
     other = world.other_app(app, SETTINGS_APP)
@@ -103,7 +102,7 @@ def _web_search(world: PhoneWorld, rng: random.Random):
     query = rng.choice(episodes.QUERIES)
     site = rng.choice([site for site, _ in world.results(query)])
     stack = _search_start(world, rng, query)
-    instruction = f"Search for '{query}' and open the result from {site}"
+    instruction = episodes.INSTRUCTIONS["web_search"].format(query=query, site=site)
     return (
         stack,
         Goal("web_search", instruction, page=Page("site", site, query=query), query=query, sites=(site,)),
@@ -136,11 +135,12 @@ def _below_first_page(world: PhoneWorld) -> list[str]:
 
 def _toggle(world: PhoneWorld, rng: random.Random):
     from_home = rng.random() < 0.3
-    world.settings_title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    world.settings_title = "Settings" if from_home else rng.choice(episodes.SETTINGS_TITLES)
     below = _below_first_page(world)
     setting = rng.choice(below if below and rng.random() < 0.6 else world.setting_names)
     turn_on = rng.random() < 0.5
-    goal = Goal("toggle_setting", f"Turn {'on' if turn_on else 'off'} {setting}", settings=((setting, turn_on),))
+    instruction = episodes.INSTRUCTIONS["toggle_setting"].format(state="on" if turn_on else "off", setting=setting)
+    goal = Goal("toggle_setting", instruction, settings=((setting, turn_on),))
     return ((HOME,), goal, SETTINGS_APP, ()) if from_home else ((HOME, Page("settings")), goal, None, ())
 
 
@@ -157,9 +157,11 @@ def _toggle_two(world: PhoneWorld, rng: random.Random):
 def _icon_menu(world: PhoneWorld, rng: random.Random):
     app, option = world.other_app(), rng.choice(("Remove", "App info"))
     if option == "Remove":
-        goal = Goal("icon_menu", f"Remove the {app} app from the home screen", absent_app=app, app=app, option=option)
+        instruction = episodes.INSTRUCTIONS["remove_icon"].format(app=app)
+        goal = Goal("icon_menu", instruction, absent_app=app, app=app, option=option)
     else:
-        goal = Goal("icon_menu", f"Show the app info of {app}", page=Page("app_info", app), app=app, option=option)
+        instruction = episodes.INSTRUCTIONS["app_info"].format(app=app)
+        goal = Goal("icon_menu", instruction, page=Page("app_info", app), app=app, option=option)
     return (HOME,), goal, app, ()
 
 
@@ -168,10 +170,10 @@ def _go_back(world: PhoneWorld, rng: random.Random):
     item = rng.choice(world.app_page(app).items)
     listing = Page("list", app)
     if rng.random() < 0.5:
-        instruction = f"Open '{item}' in {app}, then go back to the list"
+        instruction = episodes.INSTRUCTIONS["open_item_and_back"].format(item=item, app=app)
         goal = Goal("go_back", instruction, page=listing, visited=(("item", app, item),), app=app)
         return (HOME, listing), goal, None, ()
-    goal = Goal("go_back", f"Go back to the {app} list", page=listing, app=app)
+    goal = Goal("go_back", episodes.INSTRUCTIONS["back_to_list"].format(app=app), page=listing, app=app)
     return (HOME, listing, Page("detail", app, item)), goal, None, ()
 
 
@@ -181,10 +183,10 @@ def _go_home(world: PhoneWorld, rng: random.Random):
     if rng.random() < 0.5:
         stack += (Page("detail", current, rng.choice(world.app_page(current).items)),)
     if rng.random() < 0.5:
-        instruction = rng.choice(("Go to the home screen", "Return to the home screen"))
+        instruction = rng.choice(episodes.GO_HOME_WORDING)
         return stack, Goal("go_home", instruction, home_kind_only=True), None, ()
     app = world.other_app(current)
-    instruction = f"Go to the home screen and open the {app} app"
+    instruction = episodes.INSTRUCTIONS["home_and_open"].format(app=app)
     return stack, Goal("go_home", instruction, page=world.main_page(app), app=app), app, ()
 
 

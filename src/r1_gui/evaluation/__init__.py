@@ -8,8 +8,8 @@ Modules: ``metrics`` (pure per-sample scores and their aggregation), ``records``
 ``generate`` (hf / vllm backends), ``report`` (report.md, gallery), ``runner`` (the API above), ``cli``
 (``python eval/test_aitw.py``); ``benchmarks`` (AndroidControl, GUI-Odyssey, ScreenSpot test files in GUI-R1's format
 and their metrics, ``evaluate(..., benchmark=)``), ``guir1_eval`` (GUI-R1's eval-script numbers) and
-``guir1_predictions`` (scoring GUI-R1's own inference output). Importing the package imports neither torch nor transformers; a generator imports
-them when it is built.
+``guir1_predictions`` (scoring GUI-R1's own inference output). Importing the package imports neither torch nor
+transformers; a generator imports them when it is built.
 """
 
 from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator

@@ -42,10 +42,10 @@ from typing import Any
 from r1_gui import aitw
 from r1_gui.actions import Action, format_action
 from r1_gui.actions.guir1 import guir1_name
-from r1_gui.builder.guir1 import _action_and_box, _history, _numbers
+from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
 from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
 from r1_gui.evaluation import guir1_eval
-from r1_gui.evaluation.records import EvaluationError, decode_line
+from r1_gui.evaluation.records import EvaluationError, json_line
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ REQUIRED_COLUMNS = {
 }
 CLICK_TYPES = ("click", "long_press", "double_click", "right_click", "move_to")
 TEXT_RULE_NAMES = ("type", "open_app", "select")
-DISTANCE = 0.14
+DISTANCE = guir1_eval.DISTANCE  # GUI-R1's threshold; here inclusive, and from the point (or inside the box)
 DISTANCE_SLACK = 1e-9  # "within 0.14, inclusive" must hold for 0.64 - 0.5, which is 0.14000000000000001 in floats
 # platform names in ScreenSpot's data sources -> the platform its tables report
 PLATFORMS = {"ios": "mobile", "android": "mobile", "windows": "desktop", "macos": "desktop", "linux": "desktop"}
@@ -107,19 +107,8 @@ def read_table(path: str | Path) -> list[dict]:
             raise EvaluationError(f"{path} must hold a JSON list of rows, or JSON lines")
         if rows is not None:
             return rows
-    rows = []
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if raw.strip():
-            row = _json(decode_line(raw, path, number), f"{path} line {number}")
-            rows.append(row)
-    return rows
-
-
-def _json(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise EvaluationError(f"{where} is not valid JSON ({error})") from None
+    lines = enumerate(path.read_bytes().splitlines(), start=1)
+    return [json_line(raw, path, number) for number, raw in lines if raw.strip()]
 
 
 def check_columns(rows: Sequence[Any], columns: Sequence[str], path: str | Path, benchmark: str) -> None:
@@ -167,7 +156,7 @@ def _image(value: Any, folder: Path) -> Any:
 
 
 def _grounding_truth(row: dict, size: tuple[float, float]) -> tuple[Action | None, list[float] | None]:
-    box = _numbers(row.get("gt_bbox"))
+    box = number_list(row.get("gt_bbox"))
     if len(box) != 4 or not (0 <= box[0] <= box[2] <= size[0] and 0 <= box[1] <= box[3] <= size[1]):
         return None, None
     unit = [box[0] / size[0], box[1] / size[1], box[2] / size[0], box[3] / size[1]]
@@ -192,8 +181,8 @@ def benchmark_row(row: dict, index: int, benchmark: str, path: Path, with_image:
     if kind == "navigation":
         if not isinstance(row.get("gt_action"), str) or not row["gt_action"].strip():
             raise EvaluationError(f"{where}: gt_action must be a GUI-R1 action name, got {row.get('gt_action')!r}")
-        ground_truth, box = _action_and_box(row, size)
-        history = history_text(_history(row.get("history")))
+        ground_truth, box = action_and_box(row, size)
+        history = history_text(history_steps(row.get("history")))
     else:
         (ground_truth, box), history = _grounding_truth(row, size), "None"
     if ground_truth is None:
@@ -273,7 +262,7 @@ def _gt_fields(record: dict, fields: dict) -> dict:
 
 
 def _share(values: list[bool]) -> float | None:
-    return guir1_eval._share(sum(values), len(values))
+    return guir1_eval.share(sum(values), len(values))
 
 
 def _navigation_rates(results: list[dict], lines: list[dict]) -> dict[str, Any]:

@@ -29,9 +29,8 @@ import sys
 
 from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.evaluation.benchmarks import BENCHMARKS
-from r1_gui.evaluation.generate import BACKENDS, COORDINATE_CHOICES, DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
+from r1_gui.evaluation.generate import BACKENDS, add_generation_arguments
 from r1_gui.evaluation.records import EvaluationError
-from r1_gui.prompts import PROMPT_STYLES
 
 logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)
@@ -46,7 +45,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
-    source.add_argument("--predictions", help='JSON lines {"id", "output"} to score instead of generating')
+    source.add_argument(
+        "--predictions",
+        help='JSON lines {"id", "output"} to score instead of generating; with --benchmark also GUI-R1\'s own '
+        "inference output (rows with pred_action, pred_coord, pred_input_text)",
+    )
     parser.add_argument(
         "--dataset",
         help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
@@ -63,18 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
     parser.add_argument("--max_samples", type=int, default=None, help="evaluate the first N rows only")
     parser.add_argument("--batch_size", type=int, default=16, help="prompts per generate call (default: 16)")
-    parser.add_argument("--max_new_tokens", type=int, default=256, help="completion length limit (default: 256)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy; > 0 samples")
-    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default="aguvis", help="as in training")
-    parser.add_argument("--system_prompt", default=None, help="replace the style's system prompt, as in training")
-    parser.add_argument(
-        "--coordinates",
-        choices=COORDINATE_CHOICES,
-        default="auto",
-        help="how the model writes points; auto: from the architecture and prompt style, as training",
-    )
-    parser.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS, help="smallest screenshot area")
-    parser.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS, help="largest screenshot area")
+    add_generation_arguments(parser)
     parser.add_argument("--backend", choices=BACKENDS, default="hf", help="hf (any machine) or vllm (GPU)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="hf backend device")
     parser.add_argument(
@@ -118,6 +110,11 @@ def main(argv: list[str] | None = None) -> dict:
                 overwrite=args.overwrite,
             )
         elif args.predictions:
+            if args.dataset is None:  # parse_args let it go for a GUI-R1 inference output, which this file is not
+                raise UserError(
+                    f"--dataset is required: --predictions {args.predictions} is not a readable GUI-R1 inference "
+                    "output (rows with pred_coord), so the test rows must come from --dataset"
+                )
             metrics = evaluate_predictions(
                 args.predictions,
                 args.dataset,

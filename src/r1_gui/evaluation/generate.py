@@ -26,6 +26,7 @@ from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
 from r1_gui.lora import config_folder, load_model
 from r1_gui.prompts import (
+    PROMPT_STYLES,
     attach_image,
     build_prompt,
     chat_template_kwargs,
@@ -41,6 +42,23 @@ COORDINATE_CHOICES = ("auto", "normalized", "grid1000", "grid999", "pixels")
 DEFAULT_MIN_PIXELS = 3136  # as training (GUIScriptArguments)
 DEFAULT_MAX_PIXELS = 501760
 VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a machine with an NVIDIA GPU"
+
+
+def add_generation_arguments(parser) -> None:
+    """The flags that say how a checkpoint is asked (decoding, prompt, coordinates, screenshot size), with the
+    generators' defaults; eval/test_aitw.py and ``python -m r1_gui.envs --model`` share them."""
+    parser.add_argument("--max_new_tokens", type=int, default=256, help="completion length limit (default: 256)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy; > 0 samples")
+    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default="aguvis", help="as in training")
+    parser.add_argument("--system_prompt", default=None, help="replace the style's system prompt, as in training")
+    parser.add_argument(
+        "--coordinates",
+        choices=COORDINATE_CHOICES,
+        default="auto",
+        help="how the model writes points; auto: from the architecture and prompt style, as training",
+    )
+    parser.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS, help="smallest screenshot area")
+    parser.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS, help="largest screenshot area")
 
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:

@@ -33,8 +33,8 @@ from typing import Any
 
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
-from r1_gui.builder.guir1 import _numbers  # a list of numbers (or its JSON text) as floats, else []
-from r1_gui.rewards import GUIR1_TEXT_F1, guir1_text_f1
+from r1_gui.builder.guir1 import number_list
+from r1_gui.rewards import GUIR1_TEXT_F1, guir1_text, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")
 TEXT_NAMES = ("open_app", "type", "scroll", "select")
@@ -50,8 +50,7 @@ def prediction_fields(action: Action | None, image_size: Sequence[float]) -> dic
     if action is None:
         return {"pred_action": None, "pred_coord": list(NO_COORD), "pred_input_text": NO_TEXT}
     coord = list(NO_COORD) if action.point is None else [action.x * image_size[0], action.y * image_size[1]]
-    text = action.direction if action.type == "scroll" else action.text
-    return {"pred_action": guir1_name(action), "pred_coord": coord, "pred_input_text": text or NO_TEXT}
+    return {"pred_action": guir1_name(action), "pred_coord": coord, "pred_input_text": guir1_text(action) or NO_TEXT}
 
 
 def navigation_hits(fields: dict) -> dict[str, bool | None]:
@@ -60,7 +59,11 @@ def navigation_hits(fields: dict) -> dict[str, bool | None]:
     gt_action, pred_action = fields.get("gt_action"), fields.get("pred_action")
     hits: dict[str, bool | None] = {"type": gt_action == pred_action, "grounding": None, "text": None}
     if gt_action in GROUNDING_NAMES:
-        box, coord, size = _numbers(fields.get("gt_bbox")), _numbers(fields.get("pred_coord")), fields["image_size"]
+        box, coord, size = (
+            number_list(fields.get("gt_bbox")),
+            number_list(fields.get("pred_coord")),
+            fields["image_size"],
+        )
         if len(box) < 2 or len(coord) < 2:
             hits["grounding"] = False
         else:
@@ -75,13 +78,14 @@ def navigation_hits(fields: dict) -> dict[str, bool | None]:
 
 def grounding_hit(fields: dict) -> bool:
     """GUI-R1's ScreenSpot hit: the predicted point strictly inside gt_bbox [x1, y1, x2, y2] (original pixels)."""
-    box, coord = _numbers(fields.get("gt_bbox")), _numbers(fields.get("pred_coord"))
+    box, coord = number_list(fields.get("gt_bbox")), number_list(fields.get("pred_coord"))
     if len(box) < 4 or len(coord) < 2:
         return False
     return box[0] < coord[0] < box[2] and box[1] < coord[1] < box[3]
 
 
-def _share(hits: int, count: int) -> float | None:
+def share(hits: int, count: int) -> float | None:
+    """hits / count, or None where GUI-R1's script would divide by zero."""
     return hits / count if count else None
 
 
@@ -103,7 +107,7 @@ def navigation_numbers(lines: Sequence[dict]) -> dict[str, Any]:
 
     def total(*kinds: str) -> float | None:
         chosen = [values for (kind, _), values in counted.items() if kind in kinds]
-        return _share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
+        return share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
 
     return {
         "guir1_type_accuracy": total("type"),
@@ -122,6 +126,6 @@ def grounding_numbers(lines: Sequence[dict]) -> dict[str, Any]:
         by_category.setdefault(category, []).append(grounding_hit(fields))
     every = [hit for hits in by_category.values() for hit in hits]
     return {
-        "guir1_accuracy": _share(sum(every), len(every)),
-        "guir1_per_category": {name: _share(sum(hits), len(hits)) for name, hits in sorted(by_category.items())},
+        "guir1_accuracy": share(sum(every), len(every)),
+        "guir1_per_category": {name: share(sum(hits), len(hits)) for name, hits in sorted(by_category.items())},
     }

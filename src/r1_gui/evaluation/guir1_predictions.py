@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 
 from r1_gui.evaluation.benchmarks import REQUIRED_COLUMNS, benchmark_row, check_benchmark, check_columns, read_table
-from r1_gui.evaluation.records import PREDICTIONS_FILE, EvaluationError, write_records
-from r1_gui.evaluation.runner import _check_kind, _earlier_run, _finish, _write_run_config, clear_run, scored_record
+from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.runner import scored_record, write_scored_run
 from r1_gui.evaluation.samples import load_samples
 
 PREDICTION_COLUMNS = ("pred_action", "pred_coord", "pred_input_text")
@@ -67,11 +67,4 @@ def score_guir1_predictions(
         output = json.dumps([answer])
         records.append(scored_record(sample, output, "pixels", tuple(fields["image_size"])))
     settings = {"predictions": str(path), "dataset": str(path), "benchmark": benchmark, "format": "guir1"}
-    output_dir = Path(output_dir)
-    if overwrite:
-        clear_run(output_dir)
-    else:
-        _check_kind(output_dir, _earlier_run(output_dir), "predictions")
-    write_records(output_dir / PREDICTIONS_FILE, records)
-    _write_run_config(output_dir, settings)
-    return _finish(output_dir, rows, samples, settings, 0, benchmark)
+    return write_scored_run(Path(output_dir), rows, samples, records, settings, overwrite, 0, benchmark)

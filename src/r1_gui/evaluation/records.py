@@ -142,6 +142,15 @@ def decode_line(raw: bytes, path: Path, number: int) -> str:
         ) from None
 
 
+def json_line(raw: bytes, path: Path, number: int) -> Any:
+    """The JSON value of line ``number`` of ``path`` (``decode_line``); EvaluationError naming the line when it is
+    not valid JSON."""
+    try:
+        return json.loads(decode_line(raw, path, number))
+    except ValueError as error:
+        raise EvaluationError(f"{path} line {number} is not valid JSON ({error})") from None
+
+
 def read_predictions_file(path: str | Path, known_ids: Iterable[str]) -> dict[str, str]:
     """{id: output} from a JSON-lines predictions file ``{"id": ..., "output": "<raw model text>"}``.
 
@@ -159,11 +168,7 @@ def read_predictions_file(path: str | Path, known_ids: Iterable[str]) -> dict[st
     for number, raw in _lines(path):
         if not raw.strip():
             continue
-        text = decode_line(raw, path, number)
-        try:
-            entry = json.loads(text)
-        except ValueError as error:
-            raise EvaluationError(f"{path} line {number} is not valid JSON ({error})") from None
+        entry = json_line(raw, path, number)
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise EvaluationError(f'{path} line {number}: expected an object with a string "id", got {raw[:120]!r}')
         identifier = entry["id"]

@@ -161,7 +161,7 @@ def _load_rows(dataset, split: str, benchmark: str | None = None) -> tuple[Any, 
             raise EvaluationError(f"--dataset {dataset} does not exist (a dataset/raw_load_data.py output folder)")
 
         try:
-            return as_rows(load_gui_dataset(dataset, split=split)), str(path)
+            return as_rows(load_gui_dataset(dataset, split=split, flag="--dataset")), str(path)
         except (FileNotFoundError, ValueError) as error:
             raise EvaluationError(str(error)) from None
     return as_rows(dataset), "<in-memory rows>"
@@ -471,8 +471,25 @@ def evaluate_predictions(
     ignored = len(set(outputs) - {sample.id for sample in samples})
     if ignored:
         logger.info("%d predictions are for rows beyond --max_samples; ignored", ignored)
+    return write_scored_run(output_dir, rows, samples, records, settings, overwrite, gallery_size, benchmark)
+
+
+def write_scored_run(
+    output_dir: Path,
+    rows,
+    samples: Sequence[Sample],
+    records: list[dict],
+    settings: dict,
+    overwrite: bool,
+    gallery_size: int,
+    benchmark: str | None = None,
+) -> dict:
+    """Write the scored records of a predictions file as a run into ``output_dir`` (predictions.jsonl rewritten
+    atomically, run_config.json, then ``_finish``'s files); returns the metrics. A folder holding a model run's (or
+    unknown) predictions is refused unless ``overwrite``, which first deletes the earlier run's files: so read the
+    predictions before calling it, they may be this very folder's predictions.jsonl."""
     if overwrite:
-        clear_run(output_dir)  # the predictions were read above: they may be this very folder's file
+        clear_run(output_dir)
     else:
         _check_kind(output_dir, _earlier_run(output_dir), "predictions")
     write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file

@@ -45,7 +45,7 @@ def _instruction(row: dict) -> str:
     return found.group(1).strip() if found else ""
 
 
-def _ground_truth(row: dict) -> Action | None:
+def ground_truth_action(row: dict) -> Action | None:
     """The row's action from ``solution``, read as the rewards read it; ``action_json`` when there is no solution."""
     if row.get("solution"):
         return extract_action(row["solution"], coordinates="normalized")
@@ -57,7 +57,7 @@ def _ground_truth(row: dict) -> Action | None:
     return None
 
 
-def _bbox(value: Any) -> tuple[float, float, float, float] | None:
+def read_bbox(value: Any) -> tuple[float, float, float, float] | None:
     """A valid [x1, y1, x2, y2] box (normalized) as floats, else None."""
     if value is None:
         return None
@@ -108,7 +108,7 @@ def load_samples(dataset, *, max_samples: int | None = None, required: tuple[str
         if identifier in seen:
             raise EvaluationError(f"row {index}: id {identifier!r} appears twice in the dataset; ids must be unique")
         seen.add(identifier)
-        ground_truth = _ground_truth(row)
+        ground_truth = ground_truth_action(row)
         if ground_truth is None:
             raise EvaluationError(
                 f"row {index} (id {identifier!r}): the ground truth {row.get('solution')!r} does not parse as an "
@@ -122,7 +122,7 @@ def load_samples(dataset, *, max_samples: int | None = None, required: tuple[str
                 instruction=_instruction(row),
                 solution=row.get("solution"),
                 ground_truth=ground_truth,
-                bbox=_bbox(row.get("bbox")),
+                bbox=read_bbox(row.get("bbox")),
             )
         )
     return samples

@@ -17,22 +17,21 @@ elements of each step's screen. Clicks are written at element centres (``click_j
 
 from __future__ import annotations
 
-import ast
 import io
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from r1_gui.actions import format_action, parse_action
+from r1_gui.actions import parse_action
+from r1_gui.builder.guir1 import TASK_TYPE, guir1_fields
 from r1_gui.builder.records import history_text
-from r1_gui.synthetic.episodes import _config, iter_episodes
+from r1_gui.synthetic.episodes import iter_episodes, synthetic_config
 
 FORMATS = ("guir1", "screenspot")
 FILES = {"guir1": "synthetic_guir1_test.parquet", "screenspot": "synthetic_screenspot_test.parquet"}
 ELEMENTS_PER_SCREEN = 3
 ICON_ELEMENTS = ("icon", "switch", "back_button", "enter_key")
-NO_POINT = [-100, -100]
 
 
 def _png(screen, size) -> bytes:
@@ -50,24 +49,18 @@ def _label(name: str) -> str:
 
 def _navigation_row(episode, number: int, step, size, image_path: str) -> dict:
     action = parse_action(step.code, "aguvis")
-    entry = ast.literal_eval(format_action(action, "guir1", coordinates="normalized"))[0]
-    if action.type == "swipe":
-        gt_bbox = [action.x * size.width, action.y * size.height, action.x2 * size.width, action.y2 * size.height]
-    elif step.target is not None:
+    gt_action, gt_bbox, gt_input_text = guir1_fields(action, size.width, size.height)
+    if step.target is not None and action.type != "swipe":  # the target element's box, not only its point
         gt_bbox = [float(v) for v in step.target]
-    elif action.point is not None:
-        gt_bbox = [action.x * size.width, action.y * size.height]
-    else:
-        gt_bbox = [float(v) for v in NO_POINT]
     return {
         "image": {"bytes": _png(step.screen, size), "path": image_path},
         "instruction": episode.instruction,
         "history": history_text([done.description for done in episode.steps[:number]]),
-        "gt_action": entry["action"],
+        "gt_action": gt_action,
         "gt_bbox": [round(value, 2) for value in gt_bbox],
-        "gt_input_text": entry["input_text"],
+        "gt_input_text": gt_input_text,
         "group": episode.task,
-        "task_type": "high",
+        "task_type": TASK_TYPE,
         "image_size": [size.width, size.height],
     }
 
@@ -96,7 +89,7 @@ def write_benchmark_set(
     replaced only with ``overwrite``."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
-    settings = _config(**config)
+    settings = synthetic_config(**config)
     path = Path(output_dir) / FILES[format]
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass --overwrite to replace it")

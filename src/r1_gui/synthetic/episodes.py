@@ -90,6 +90,19 @@ SITES = (
     "amazon.com", "imdb.com", "weather.com", "bbc.com", "github.com", "quora.com", "espn.com",
 )  # fmt: skip
 ENGINES = ("Google", "Bing", "DuckDuckGo", "Browser")
+LAUNCH_WORDING = ("Open the {} app", "Launch {}", "Start the {} app")  # launch_icon and open_app
+SETTINGS_TITLES = ("Settings", "Quick settings", "Connections")  # the settings page's title
+# The tasks' instructions, worded once for these episodes and for r1_gui.envs' tasks (str.format fields)
+INSTRUCTIONS = {
+    "web_search": "Search for '{query}' and open the result from {site}",
+    "toggle_setting": "Turn {state} {setting}",
+    "remove_icon": "Remove the {app} app from the home screen",
+    "app_info": "Show the app info of {app}",
+    "open_item_and_back": "Open '{item}' in {app}, then go back to the list",
+    "back_to_list": "Go back to the {app} list",
+    "home_and_open": "Go to the home screen and open the {app} app",
+}
+GO_HOME_WORDING = ("Go to the home screen", "Return to the home screen")
 MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
 WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
 STUB_JPEG_SIDE = 8
@@ -242,7 +255,7 @@ def launch_icon(world: World, script: Script) -> str:
     script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
     world.maybe_wait(script, app)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+    return world.rng.choice(LAUNCH_WORDING).format(app)
 
 
 def open_app(world: World, script: Script) -> str:
@@ -254,7 +267,7 @@ def open_app(world: World, script: Script) -> str:
     script.open_app(start, app, f"{seen}, so I launch it directly.")
     world.maybe_wait(script, app)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return world.rng.choice(("Open the {} app", "Launch {}", "Start the {} app")).format(app)
+    return world.rng.choice(LAUNCH_WORDING).format(app)
 
 
 def web_search(world: World, script: Script) -> str:
@@ -276,7 +289,7 @@ def web_search(world: World, script: Script) -> str:
     listing = screens.ResultsScreen(theme, clock, query, results)
     script.click(listing, f"result:{site}", f"Click on the result from {site}.", thought)
     script.terminate(world.detail(site, title), f"The {site} page is open, so the task is done.")
-    return f"Search for '{query}' and open the result from {site}"
+    return INSTRUCTIONS["web_search"].format(query=query, site=site)
 
 
 def result_title(rng: random.Random, query: str, site: str) -> str:
@@ -288,7 +301,7 @@ def toggle_setting(world: World, script: Script) -> str:
     rng, size = world.rng, script.size
     names = rng.sample(screens.SETTING_NAMES, rng.randint(12, len(screens.SETTING_NAMES)))
     turn_on, from_home = rng.random() < 0.5, rng.random() < 0.3
-    title = "Settings" if from_home else rng.choice(("Settings", "Quick settings", "Connections"))
+    title = "Settings" if from_home else rng.choice(SETTINGS_TITLES)
     first_page = screens.SettingsScreen(world.theme, world.clock, title, [(name, False) for name in names])
     below = [name for name in names if name not in first_page.visible_settings(size)]
     setting = rng.choice(below if below and rng.random() < 0.6 else names)  # mostly off the first page: scrolls
@@ -306,7 +319,7 @@ def toggle_setting(world: World, script: Script) -> str:
     flipped = [(name, turn_on if name == setting else on) for name, on in rows]
     after = screens.SettingsScreen(world.theme, world.clock, title, flipped, screen.scroll_px)
     script.terminate(after, f"{setting} is now {state}, so the task is done.")
-    return f"Turn {state} {setting}"
+    return INSTRUCTIONS["toggle_setting"].format(state=state, setting=setting)
 
 
 def scroll_settings(
@@ -340,10 +353,10 @@ def icon_menu(world: World, script: Script) -> str:
     if option == "Remove":
         after = replace(home, slots=[None if slot == app else slot for slot in home.slots])
         script.terminate(after, f"{app} is gone from the home screen, so the task is done.")
-        return f"Remove the {app} app from the home screen"
+        return INSTRUCTIONS["remove_icon"].format(app=app)
     info = world.detail("App info", app, ("Open", "Force stop"))
     script.terminate(info, f"The app info page of {app} is shown, so the task is done.")
-    return f"Show the app info of {app}"
+    return INSTRUCTIONS["app_info"].format(app=app)
 
 
 def go_back(world: World, script: Script) -> str:
@@ -353,9 +366,9 @@ def go_back(world: World, script: Script) -> str:
     detail = world.detail(app, item)
     if world.rng.random() < 0.5:
         script.click(page, f"row:{item}", f"Click on '{item}'.", f"'{item}' is in the {app} list, so I open it.")
-        instruction = f"Open '{item}' in {app}, then go back to the list"
+        instruction = INSTRUCTIONS["open_item_and_back"].format(item=item, app=app)
     else:
-        instruction = f"Go back to the {app} list"
+        instruction = INSTRUCTIONS["back_to_list"].format(app=app)
     script.back(detail, f"The '{item}' page is open; going back returns to the {app} list.")
     script.terminate(page, f"The {app} list is shown again, so the task is done.")
     return instruction
@@ -368,14 +381,14 @@ def go_home(world: World, script: Script) -> str:
     if rng.random() < 0.5:
         script.home(start, f"{current} is open; the home button leads to the home screen.")
         script.terminate(world.home(), "The home screen is shown, so the task is done.")
-        return rng.choice(("Go to the home screen", "Return to the home screen"))
+        return rng.choice(GO_HOME_WORDING)
     app = world.other_app(current)
     script.home(start, f"I need the home screen to find the {app} icon.")
     home = world.home(containing=app)
     thought = f"The {app} icon is at {screens.grid_position(home.slots.index(app), home.cols)}, so I tap it."
     script.click(home, f"icon:{app}", f"Click on the {app} app icon.", thought)
     script.terminate(world.app_page(app), f"The {app} app is open, so the task is done.")
-    return f"Go to the home screen and open the {app} app"
+    return INSTRUCTIONS["home_and_open"].format(app=app)
 
 
 TASKS = {
@@ -501,7 +514,7 @@ def make_records(
     episodes: int | None = None, seed: int = 0, *, records: int | None = None, **config
 ) -> dict[str, list[dict]]:
     """All records in memory, no images: {"l1": [...], "l2": [...], "l3": [...]}. `config`: SyntheticConfig fields."""
-    settings = _config(**config)
+    settings = synthetic_config(**config)
     by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
     for episode_id, episode in iter_episodes(settings, seed, *_counts(episodes, records)):
         for level, level_records in episode_records(episode_id, episode, settings.size).items():
@@ -517,9 +530,10 @@ def _counts(episodes: int | None, records: int | None) -> tuple[int | None, int 
     return episodes, records
 
 
-def _config(
+def synthetic_config(
     width=540, height=1170, grid=(5, 4), task_mix=None, click_jitter=0.0, decimals=4, apps=ALL_APPS
 ) -> SyntheticConfig:
+    """The SyntheticConfig of these settings, with the defaults ``generate`` uses (``task_mix`` None: every task)."""
     return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter, decimals, apps)
 
 
@@ -551,7 +565,7 @@ def generate(
     """
     if images not in ("jpeg", "stub", "none"):
         raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
-    config = _config(width, height, grid, task_mix, click_jitter, decimals, apps)
+    config = synthetic_config(width, height, grid, task_mix, click_jitter, decimals, apps)
     counts = _counts(episodes, records)
     output_dir = Path(output_dir)
     check_output_dir(output_dir, overwrite, marker=f"{SUBSET}-{LEVELS[0]}.json", ours=OUTPUT_FILES)
