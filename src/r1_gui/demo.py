@@ -351,10 +351,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output_dir", required=True, help="folder for every stage and the report")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and training")
     parser.add_argument("--fast", action="store_true", help="a few steps of each stage (checks, learns nothing)")
+    parser.add_argument(
+        "--multi_turn", action="store_true", help="the multi-turn demo on PhoneEnv episodes (r1_gui.multi_turn.demo)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     check_output_folder(args.output_dir)
+    if args.multi_turn:
+        from r1_gui.multi_turn.demo import main_multi_turn
+
+        return main_multi_turn(args.output_dir, args.seed, args.fast)
     report = run_demo(args.output_dir, args.seed, DemoConfig.fast() if args.fast else DemoConfig())
     warm, grpo = report["warm_start"], report["grpo"]
     print()

@@ -36,14 +36,15 @@ from r1_gui.arguments import (
     resolve_resume,
 )
 from r1_gui.cli_errors import UserError, cli_main, user_errors
+from r1_gui.multi_turn.train import MultiTurnArguments
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 
 logger = logging.getLogger("r1_gui.grpo_gui")
 
 
 @dataclass
-class GUIGRPOScriptArguments(GUIDataArguments):
-    """Data, prompt and reward settings of a GUI GRPO run."""
+class GUIGRPOScriptArguments(GUIDataArguments, MultiTurnArguments):
+    """Data, prompt and reward settings of a GUI GRPO run (multi-turn ones with --env: r1_gui.multi_turn.train)."""
 
     _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
 
@@ -140,31 +141,54 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
 
 
 def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
+    """Build the trainer (single-step on a dataset, or multi-turn on an environment with --env), train, save."""
+    if script_args.env_id:  # episodes of an r1_gui environment instead of a dataset
+        from r1_gui.multi_turn.train import multi_turn_trainer
+
+        trainer, resume = multi_turn_trainer(script_args, training_args, model_args)
+    else:
+        trainer, resume = single_step_trainer(script_args, training_args, model_args)
+    trainer.train(resume_from_checkpoint=resume)
+
+    # Save: model, processor, trainer_state.json with the log history.
+    trainer.save_model(training_args.output_dir)
+    trainer.save_state()
+    finish_wandb_run()
+    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+
+
+def build_reward_funcs(script_args, training_args, coordinates) -> list:
+    """--reward_funcs (presets expanded, --reward_weights set to match) as callables; raises on a bad setting."""
+    from r1_gui.rewards import expand_reward_presets, get_reward_funcs
+
+    names, training_args.reward_weights = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
+    reward_funcs = get_reward_funcs(
+        names,
+        reward_kwargs=parse_reward_kwargs(script_args.reward_kwargs),
+        coordinates=coordinates,
+        prompt_style=script_args.prompt_style,
+    )
+    if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
+        raise ValueError(
+            f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
+            f"functions ({', '.join(names)})"
+        )
+    return reward_funcs
+
+
+def single_step_trainer(script_args, training_args, model_args):
+    """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
     from r1_gui.data import GRPO_COLUMNS, add_model_columns
     from r1_gui.lora import lora_config
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
-    from r1_gui.rewards import expand_reward_presets, get_reward_funcs
     from r1_gui.trainer import GUIGRPOTrainer, start_completions_table
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():
         model_type = check_model(model_args.model_name_or_path)
         coordinates = resolve_coordinates(script_args, model_type)
-        reward_names, training_args.reward_weights = expand_reward_presets(
-            script_args.reward_funcs, training_args.reward_weights
-        )
-        reward_funcs = get_reward_funcs(
-            reward_names,
-            reward_kwargs=parse_reward_kwargs(script_args.reward_kwargs),
-            coordinates=coordinates,
-            prompt_style=script_args.prompt_style,
-        )
-        if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
-            raise ValueError(
-                f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
-                f"functions ({', '.join(reward_names)})"
-            )
+        reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
 
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 
@@ -187,7 +211,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     }
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, len(dataset), logger)
 
-    # 4. Train.
+    # 4. The trainer.
     trainer = GUIGRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
@@ -203,13 +227,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
     )
     if training_args.process_index == 0:
         start_completions_table(training_args.output_dir, resume)
-    trainer.train(resume_from_checkpoint=resume)
-
-    # 5. Save: model, processor, trainer_state.json with the log history.
-    trainer.save_model(training_args.output_dir)
-    trainer.save_state()
-    finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+    return trainer, resume
 
 
 @cli_main

@@ -41,6 +41,7 @@ from r1_gui.actions import (
 )
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name, read_literal
 from r1_gui.actions.parse import completion_text
+from r1_gui.multi_turn.episode_rewards import EPISODE_REWARDS
 from r1_gui.prompts import PROMPT_STYLES
 
 BOUND_KWARGS = ("coordinates", "screen_size", "prompt_style")
@@ -626,6 +627,8 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "guir1_accuracy": guir1_accuracy_reward,
     "guir1_format": guir1_format_reward,
 }
+# The multi-turn episode rewards (own names, scored per turn against the environment's expert).
+REWARD_FUNCS.update(EPISODE_REWARDS)
 
 
 # A preset names rewards that go together with fixed weights: ``--reward_funcs guir1`` is GUI-R1's
@@ -652,10 +655,10 @@ def _check_values(name: str, params: dict[str, Any]) -> None:
     for key, value in params.items():
         if not _is_number(value) or not math.isfinite(value) or value < 0:
             raise ValueError(f"reward {name!r}: parameter {key!r} must be a finite number >= 0, got {value!r}")
-    if name == "click_distance" and not params["threshold"] < params["cutoff"]:
-        raise ValueError(f"reward 'click_distance': threshold must be below cutoff, got {params}")
-    if name == "click_gaussian" and params["sigma"] <= 0:
-        raise ValueError(f"reward 'click_gaussian': sigma must be > 0, got {params['sigma']}")
+    if name in ("click_distance", "episode_click_distance") and not params["threshold"] < params["cutoff"]:
+        raise ValueError(f"reward {name!r}: threshold must be below cutoff, got {params}")
+    if name in ("click_gaussian", "episode_click_gaussian") and params["sigma"] <= 0:
+        raise ValueError(f"reward {name!r}: sigma must be > 0, got {params['sigma']}")
 
 
 class BoundReward:

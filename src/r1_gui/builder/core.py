@@ -39,7 +39,7 @@ from .writers import (
 
 logger = logging.getLogger(__name__)
 
-INPUT_FORMATS = ("aguvis", "guir1")
+INPUT_FORMATS = ("aguvis", "guir1", "verl_gui")
 SKIP_EXAMPLES = 3  # per reason, in the report: where to look first
 
 
@@ -120,7 +120,7 @@ def resolve_sources(config: BuildConfig, output_dir: Path) -> list[Source]:
             image_dir = Path(config.image_dir)
         elif (path.parent / "images").is_dir():
             image_dir = path.parent / "images"
-        elif config.input_format == "guir1":
+        elif config.input_format in ("guir1", "verl_gui"):
             image_dir = path.parent
         else:
             raise ValueError(
@@ -147,6 +147,19 @@ def _open_source(source: Source, config: BuildConfig, taken: dict[str, str], out
         return records, make
     from r1_gui.prompts import AGUVIS_SYSTEM_PROMPT  # the system prompt our problem/solution form goes with
 
+    if config.input_format == "verl_gui":
+        from .verl_gui import first_images, load_verl_gui, verl_gui_example
+
+        table = load_verl_gui(source.path)
+        images = first_images(table)
+
+        def make(index, record):
+            return verl_gui_example(
+                record, index, images, source.path, source.image_dir, output_images, taken, config.verify_images,
+                AGUVIS_SYSTEM_PROMPT,
+            )  # fmt: skip
+
+        return table.drop_columns(["images"]).to_pylist(), make
     table = load_guir1(source.path)
     images = ImageColumn(table.column("image"))
 
@@ -288,6 +301,10 @@ def write_outputs(
         export_llamafactory(folder, name, splits)
     if "guir1" in config.export:
         export_guir1(folder, splits, config.progress)
+    if "verl_gui" in config.export:
+        from .verl_gui import export_verl_gui
+
+        export_verl_gui(folder, splits)
     timings["export"] = time.perf_counter() - phase
 
 

@@ -50,15 +50,19 @@ _EXTENSIONS = {"PNG": ".png", "JPEG": ".jpg", "WEBP": ".webp", "GIF": ".gif", "B
 
 def load_guir1(path: Path) -> pa.Table:
     """The table of a GUI-R1 parquet file; ValueError naming the file when it is unreadable or lacks columns."""
+    return read_parquet_with(path, REQUIRED_COLUMNS, "GUI-R1", f"a GUI-R1 file has {', '.join(COLUMNS)}")
+
+
+def read_parquet_with(path: Path, required: tuple[str, ...], kind: str, expected: str) -> pa.Table:
+    """The table of a `kind` parquet file; ValueError naming the file when it is unreadable or lacks `required`."""
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
-        raise ValueError(f"{path} is not a readable parquet file ({error}); expected GUI-R1 columns") from None
-    missing = [name for name in REQUIRED_COLUMNS if name not in table.column_names]
+        raise ValueError(f"{path} is not a readable parquet file ({error}); expected {kind} columns") from None
+    missing = [name for name in required if name not in table.column_names]
     if missing:
         raise ValueError(
-            f"{path} has no column(s) {', '.join(missing)} (it has {', '.join(table.column_names)}); "
-            f"a GUI-R1 file has {', '.join(COLUMNS)}"
+            f"{path} has no column(s) {', '.join(missing)} (it has {', '.join(table.column_names)}); {expected}"
         )
     return table
 
@@ -140,6 +144,19 @@ def _open_size(source, label: str, verify: bool) -> tuple[tuple[int, int], str]:
     return size, image_format
 
 
+def row_screenshot(images: ImageColumn, index: int, stem: str, image_dir: str, output_images: str, verify: bool):
+    """(path, size, blob) of a row's screenshot: embedded bytes get a path under output_images (written on output),
+    a path is taken relative to image_dir; BadRecord when it is missing or unreadable."""
+    if images.has_bytes(index):
+        size, image_format = _open_size(io.BytesIO(images.bytes[index].as_py()), f"bytes of row {index}", verify)
+        return os.path.join(output_images, stem + _EXTENSIONS.get(image_format, ".png")), size, (images.bytes, index)
+    image_path = images.path(index)
+    path = image_path if os.path.isabs(image_path) else os.path.join(image_dir, image_path)
+    check_image(path, verify=False)
+    size, _ = _open_size(path, path, verify)
+    return path, size, None
+
+
 def guir1_example(
     row: dict,
     index: int,
@@ -161,14 +178,7 @@ def guir1_example(
     stem = os.path.splitext(os.path.basename(image_path))[0] if image_path else f"{file.stem}_{index:06d}"
     if stem in taken:
         raise BadRecord("duplicate_id", f"id {stem!r} was already taken from {taken[stem]}")
-    blob = None
-    if images.has_bytes(index):
-        size, image_format = _open_size(io.BytesIO(images.bytes[index].as_py()), f"bytes of row {index}", verify)
-        path, blob = os.path.join(output_images, stem + _EXTENSIONS.get(image_format, ".png")), (images.bytes, index)
-    else:
-        path = image_path if os.path.isabs(image_path) else os.path.join(image_dir, image_path)
-        check_image(path, verify=False)
-        size, _ = _open_size(path, path, verify)
+    path, size, blob = row_screenshot(images, index, stem, image_dir, output_images, verify)
     action, box = action_and_box(row, size)
     code = format_action(action, "aguvis") if action is not None else ""
     action = parse_action(code, "aguvis")  # canonical: action_json is exactly what the solution parses to

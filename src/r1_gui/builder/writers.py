@@ -26,7 +26,7 @@ COLUMNS = (
     "id", "image", "problem", "solution", "instruction", "history", "thought", "action", "action_json",
     "episode_id", "step", "source", "bbox",
 )  # fmt: skip
-EXPORTS = ("llamafactory", "guir1")
+EXPORTS = ("llamafactory", "guir1", "verl_gui")
 logger = logging.getLogger(__name__)
 EMBED_BATCH_ROWS = 256  # rows per parquet row group when images are embedded: bounds memory on large builds
 

@@ -1,0 +1,153 @@
+"""Episode rewards for multi-turn GRPO, registered in `r1_gui.rewards.REWARD_FUNCS` under their own names.
+
+Each is called the way trl calls a reward, with the rollout's `episode` column (`r1_gui.multi_turn.rollout.Episode`,
+one per completion). The per-turn ones score each turn's action (as the environment parsed it from the model's
+text) against the environment's expert action *on that turn's screen*, with the single-step pair scores of
+`r1_gui.rewards`, and average over the turns where the score applies (None when it applies to none):
+
+| name | per turn | parameters |
+|---|---|---|
+| `episode_format` | 1 when the turn reads "Thought: ...\\nAction: ...\\n<tool_call>{mobile_use call}</tool_call>" | |
+| `episode_action_type` | 1 when the action type is the expert's | |
+| `episode_click_distance` | `click_distance_score` (expert actions with a point) | threshold 0.04, cutoff 0.3 |
+| `episode_click_gaussian` | `click_gaussian_score` (expert actions with a point) | sigma 0.05 |
+| `episode_text_f1` | `text_f1_score` (expert type / open_app / answer actions) | |
+| `task_success` | 1 when the environment's final-state check passed (the whole episode) | |
+
+None of them raises: a row without an episode scores None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+
+def _single_step():
+    from r1_gui import rewards  # imported late: r1_gui.rewards imports this module to register these rewards
+
+    return rewards
+
+
+def _turn_mean(episode: Any, score: Callable[[Any], float | None]) -> float | None:
+    values = []
+    for turn in getattr(episode, "turns", None) or []:
+        try:
+            value = score(turn)
+        except Exception:  # "never raises": a turn that cannot be scored is left out
+            value = None
+        if value is not None and math.isfinite(value):
+            values.append(float(value))
+    return sum(values) / len(values) if values else None
+
+
+def _no_episodes(completions) -> list[None]:
+    """One None per completion: rows without an `episode` column (a single-step batch) are not scored."""
+    return [None] * len(completions) if isinstance(completions, (list, tuple)) else []
+
+
+def _per_episode(completions, episode, score: Callable[[Any], float | None]) -> list[float | None]:
+    if not isinstance(episode, (list, tuple)):
+        return _no_episodes(completions)
+    return [_turn_mean(item, score) if item is not None else None for item in episode]
+
+
+def episode_format_reward(
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+):
+    """Mean over turns of 1 when the turn is written as Thought -> Action -> one mobile_use `<tool_call>` whose
+    action parses (the single-step `format` rule of the mobile_use style), else 0.
+    Example: one turn well formed, one bare `<tool_call>` -> 0.5."""
+    styled = _single_step().styled_action
+    return _per_episode(
+        completions, episode, lambda turn: float(styled(turn.text, "mobile_use", coordinates="grid999") is not None)
+    )
+
+
+def episode_action_type_reward(
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+):
+    """Mean over turns of 1 when the turn's action type is the expert's (0 when the text did not parse).
+    Example: expert click, click then nothing parsed -> 0.5."""
+
+    def score(turn):
+        if turn.expert_action is None:
+            return None
+        return float(turn.action is not None and turn.action.type == turn.expert_action.type)
+
+    return _per_episode(completions, episode, score)
+
+
+def episode_click_distance_reward(
+    completions=None,
+    episode=None,
+    *,
+    coordinates=None,
+    screen_size=None,
+    prompt_style=None,
+    threshold: float = 0.04,
+    cutoff: float = 0.3,
+    **kwargs,
+):
+    """Mean of `click_distance_score` over the turns whose expert action has a point; None when none has.
+    Example: an exact click and one 0.17 away -> (1.0 + 0.5) / 2 = 0.75."""
+    distance = _single_step().click_distance_score
+    return _per_episode(
+        completions,
+        episode,
+        lambda turn: (
+            None if turn.expert_action is None else distance(turn.action, turn.expert_action, threshold, cutoff)
+        ),
+    )
+
+
+def episode_click_gaussian_reward(
+    completions=None,
+    episode=None,
+    *,
+    coordinates=None,
+    screen_size=None,
+    prompt_style=None,
+    sigma: float = 0.05,
+    **kwargs,
+):
+    """Mean of `click_gaussian_score` (no box: `sigma`) over the turns whose expert action has a point.
+    Example: one click sigma off in x -> exp(-0.5) = 0.6065."""
+    gaussian = _single_step().click_gaussian_score
+    return _per_episode(
+        completions,
+        episode,
+        lambda turn: None if turn.expert_action is None else gaussian(turn.action, turn.expert_action, None, sigma),
+    )
+
+
+def episode_text_f1_reward(
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+):
+    """Mean of `text_f1_score` over the turns whose expert action carries text (type, open_app, answer).
+    Example: typed "new york city" where the expert types "new york" -> 0.8."""
+    f1 = _single_step().text_f1_score
+    return _per_episode(
+        completions, episode, lambda turn: None if turn.expert_action is None else f1(turn.action, turn.expert_action)
+    )
+
+
+def task_success_reward(
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+):
+    """1.0 when the episode ended in success (the environment's final-state check), else 0.0.
+    Example: the goal state reached and terminate(success) written -> 1.0."""
+    if not isinstance(episode, (list, tuple)):
+        return _no_episodes(completions)
+    return [None if item is None else float(bool(getattr(item, "success", False))) for item in episode]
+
+
+EPISODE_REWARDS: dict[str, Callable[..., list[float | None]]] = {
+    "episode_format": episode_format_reward,
+    "episode_action_type": episode_action_type_reward,
+    "episode_click_distance": episode_click_distance_reward,
+    "episode_click_gaussian": episode_click_gaussian_reward,
+    "episode_text_f1": episode_text_f1_reward,
+    "task_success": task_success_reward,
+}

@@ -1,0 +1,528 @@
+"""Multi-turn GRPO on PhoneEnv episodes: the rollout (turn limit, terminate, malformed calls, the screenshot window),
+the loss mask, the episode rewards and two training steps of a tiny model through grpo_gui.py --env."""
+
+import json
+from pathlib import Path
+from unittest import mock
+
+import gymnasium
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import load_file
+
+import r1_gui.envs  # noqa: F401  (registers the environments)
+from r1_gui import rewards
+from r1_gui.actions import Action
+from r1_gui.grpo_gui import main, parse_grpo_arguments
+from r1_gui.multi_turn import trainer as multi_turn_trainer
+from r1_gui.multi_turn.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
+from r1_gui.multi_turn.rollout import Episode, Turn, episode_row, play_episodes
+from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPE = REPO / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
+
+CLICK_NOWHERE = 'Thought: try.\nAction: tap.\n<tool_call>\n{"name": "mobile_use", "arguments": {"action": "wait", "time": 1}}\n</tool_call>'
+TERMINATE = '<tool_call>{"name": "mobile_use", "arguments": {"action": "terminate", "status": "success"}}</tool_call>'
+MALFORMED = '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [5</tool_call>'
+
+
+@pytest.fixture(scope="module")
+def processor(tiny_qwen2_vl):
+    return load_processor(tiny_qwen2_vl, min_pixels=3136, max_pixels=12544, chat_template=CHAT_TEMPLATE)
+
+
+def scripted(processor, texts_per_turn):
+    """A policy that writes texts_per_turn[turn] (the same for every episode), as token ids ending in <|im_end|>."""
+    tokenizer = processor.tokenizer
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    calls = []
+
+    def policy(inputs):
+        text = texts_per_turn[min(len(calls), len(texts_per_turn) - 1)]
+        calls.append(inputs)
+        return [tokenizer.encode(text, add_special_tokens=False) + [end] for _ in inputs], None
+
+    policy.calls = calls
+    return policy
+
+
+def play(processor, policy, resets, max_turns=4, history_images=2):
+    envs = [gymnasium.make("r1_gui/Phone-v0", disable_env_checker=True) for _ in resets]
+    return play_episodes(
+        envs,
+        resets,
+        policy,
+        processor,
+        max_turns=max_turns,
+        history_images=history_images,
+        decode=lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True),
+    )
+
+
+# -- the rollout --------------------------------------------------------------------------------------------------
+
+
+def test_an_episode_reaching_max_turns_is_truncated_and_scored(processor):
+    (episode,) = play(processor, scripted(processor, [CLICK_NOWHERE]), [("toggle_setting", 3)], max_turns=3)
+    assert len(episode.turns) == 3 and episode.truncated and not episode.terminated and not episode.success
+    assert rewards.REWARD_FUNCS["task_success"](episode=[episode]) == [0.0]
+    assert rewards.REWARD_FUNCS["episode_format"](episode=[episode]) == [1.0]  # every turn in Thought/Action form
+    # the expert never waits on this screen: action type 0 on every turn, and the score is a number, not None
+    assert rewards.REWARD_FUNCS["episode_action_type"](episode=[episode]) == [0.0]
+
+
+def test_terminate_ends_the_episode_at_once(processor):
+    policy = scripted(processor, [TERMINATE, CLICK_NOWHERE])
+    (episode,) = play(processor, policy, [("go_home", 1)], max_turns=5)
+    assert len(episode.turns) == 1 and episode.terminated and not episode.truncated
+    assert len(policy.calls) == 1, "no turn may be generated after terminate"
+    assert not episode.success  # terminate(success) outside the goal state fails
+
+
+def test_a_malformed_tool_call_gets_the_error_back_as_the_next_observation(processor):
+    policy = scripted(processor, [MALFORMED, CLICK_NOWHERE])
+    (episode,) = play(processor, policy, [("go_home", 2)], max_turns=2)
+    assert len(episode.turns) == 2, "the episode goes on after a malformed call"
+    first = episode.turns[0]
+    assert first.action is None and "no action" in first.error
+    assert episode.history.responses[0].startswith("<tool_response>step 1: error: the text holds no action")
+    second_context = processor.tokenizer.decode(episode.turns[1].context.context_ids)
+    assert "step 1: error: the text holds no action" in second_context
+
+
+def test_the_screenshot_window_holds_exactly_the_last_history_images(processor):
+    screens = [Image.new("RGB", (32, 64), (i * 40, 0, 0)) for i in range(5)]
+    history = History(
+        "Do it",
+        screens,
+        [f"turn {i}" for i in range(4)],
+        [f"<tool_response>step {i + 1}: ok</tool_response>" for i in range(4)],
+    )
+    for history_images in (1, 2, 3):
+        messages = turn_messages(history, history_images)
+        shown = [part["image"] for m in messages for part in m["content"] if part["type"] == "image"]
+        assert shown == screens[-history_images:]
+        texts = [part["text"] for m in messages if m["role"] == "assistant" for part in m["content"]]
+        assert texts == [f"turn {i}" for i in range(4)], "dropped screenshots keep their turns as text"
+    # in a played episode: turn t's tokenized context carries screenshots t-1 and t, and their image tokens only
+    (episode,) = play(processor, scripted(processor, [CLICK_NOWHERE]), [("toggle_setting", 5)], max_turns=4)
+    pad_id = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    for t, turn in enumerate(episode.turns):
+        assert turn.context.images == episode.history.screenshots[max(0, t - 1) : t + 1]
+        per_image = int(turn.context.image_grid_thw[0].prod()) // 4
+        assert turn.context.context_ids.count(pad_id) == per_image * len(turn.context.images)
+
+
+def test_the_row_mask_excludes_every_tool_response_token(processor):
+    (episode,) = play(processor, scripted(processor, [MALFORMED, CLICK_NOWHERE]), [("go_home", 4)], max_turns=3)
+    row = episode_row(episode, processor.tokenizer)
+    completion, mask = row["completion_ids"], row["env_mask"]
+    assert len(completion) == len(mask)
+    answer_positions = {
+        p
+        for offset, turn in zip(episode.offsets, episode.turns, strict=True)
+        for p in range(offset, offset + len(turn.completion_ids))
+    }
+    for position, value in enumerate(mask):
+        assert value == (1 if position in answer_positions else 0), position
+    tool_text = processor.tokenizer.decode([token for token, m in zip(completion, mask, strict=True) if m == 0])
+    assert tool_text.count("<tool_response>") == 2 and "error:" in tool_text
+    for offset, turn in zip(episode.offsets, episode.turns, strict=True):  # each answer lies where its offset says
+        assert completion[offset : offset + len(turn.completion_ids)] == turn.completion_ids
+    assert row["prompt_ids"] == episode.turns[0].context.context_ids
+
+
+def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
+    from r1_gui.multi_turn.train import MultiTurnArguments, training_resets
+
+    env_kwargs = {"data_dir": str(synthetic_dataset), "split": "train", "patch": "expert"}
+    envs = [gymnasium.make("r1_gui/Replay-v0", disable_env_checker=True, **env_kwargs)]
+    (episode,) = play_episodes(
+        envs, [("replay", 0)], scripted(processor, [TERMINATE]), processor, max_turns=3, history_images=2,
+        decode=lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True),
+    )  # fmt: skip
+    recorded = envs[0].unwrapped.steps
+    assert episode.task == "replay" and not episode.success
+    assert [turn.expert_action for turn in episode.turns] == [
+        row["ground_truth"] for row in recorded[: len(episode.turns)]
+    ]
+    assert [turn.matched for turn in episode.turns] == [
+        turn.expert_action.type == "terminate" for turn in episode.turns
+    ]
+    assert len(episode.turns) == min(3, len(recorded)) and episode.progress == pytest.approx(
+        sum(t.matched for t in episode.turns) / len(recorded)
+    )
+    resets = training_resets(MultiTurnArguments(env_id="r1_gui/Replay-v0", env_episodes=3, env_seed_offset=5))
+    assert resets == [("replay", 5), ("replay", 6), ("replay", 7)]
+
+
+def test_the_token_budget_names_settings_that_fit():
+    assert check_token_budget(3, 24, 168) == 3 * 24 + 2 * OBSERVATION_TOKENS
+    with pytest.raises(ValueError, match="--max_completion_length 240, or --max_turns 3 or less"):
+        check_token_budget(4, 24, 200)
+
+
+# -- episode rewards ----------------------------------------------------------------------------------------------
+
+
+def _episode(*turns, success=False):
+    episode = Episode(task="web_search", seed=0, history=History("x", [], [], []))
+    for text, action, expert in turns:
+        episode.turns.append(Turn(None, [], text, expert, action, None))
+    episode.success = success
+    return episode
+
+
+CLICK_GT = Action("click", x=0.5, y=0.5)
+TYPE_GT = Action("type", text="new york")
+WELL_FORMED = 'Thought: a.\nAction: b.\n<tool_call>\n{"name": "mobile_use", "arguments": {"action": "wait", "time": 1}}\n</tool_call>'
+
+REWARD_CASES = [
+    # (reward, turns (text, parsed action, expert action), expected)
+    # both turns in Thought/Action/tool_call form; the second is bare code: 1/2
+    ("episode_format", [(WELL_FORMED, None, CLICK_GT), ("<tool_call>{}</tool_call>", None, CLICK_GT)], 0.5),
+    # right type on the first turn, nothing parsed on the second
+    ("episode_action_type", [("", Action("click", x=0.1, y=0.1), CLICK_GT), ("", None, TYPE_GT)], 0.5),
+    # exact click (1.0) and a click 0.17 away (0.5); the type turn has no point and does not count
+    (
+        "episode_click_distance",
+        [
+            ("", Action("click", x=0.5, y=0.5), CLICK_GT),
+            ("", Action("click", x=0.5, y=0.67), CLICK_GT),
+            ("", None, TYPE_GT),
+        ],
+        0.75,
+    ),
+    # a click one sigma off in x: exp(-0.5)
+    ("episode_click_gaussian", [("", Action("click", x=0.55, y=0.5), CLICK_GT)], 0.6065306597),
+    # "new york city" vs "new york" -> 0.8; only the type turn counts
+    ("episode_text_f1", [("", Action("type", text="new york city"), TYPE_GT), ("", None, CLICK_GT)], 0.8),
+    # no turn has a point: None
+    ("episode_click_distance", [("", None, TYPE_GT)], None),
+]
+
+
+@pytest.mark.parametrize(("name", "turns", "expected"), REWARD_CASES)
+def test_episode_rewards(name, turns, expected):
+    (score,) = rewards.REWARD_FUNCS[name](episode=[_episode(*turns)])
+    assert score == (None if expected is None else pytest.approx(expected))
+
+
+def test_task_success_and_registered_names():
+    assert rewards.REWARD_FUNCS["task_success"](episode=[_episode(success=True), _episode(), None]) == [1.0, 0.0, None]
+    funcs = rewards.get_reward_funcs(
+        ["episode_click_distance"], reward_kwargs={"episode_click_distance": {"threshold": 0.1}}
+    )
+    assert funcs[0](episode=[_episode(("", Action("click", x=0.5, y=0.58), CLICK_GT))]) == [1.0]
+    with pytest.raises(ValueError, match="threshold must be below cutoff"):
+        rewards.get_reward_funcs(
+            ["episode_click_distance"], reward_kwargs={"episode_click_distance": {"threshold": 0.5}}
+        )
+
+
+# -- training -----------------------------------------------------------------------------------------------------
+
+
+def turn_digits(completions, episode, **kwargs):
+    """A test reward a random model can move: the share of digits in the episode's answers."""
+    texts = ["".join(turn.text for turn in item.turns) for item in episode]
+    return [sum(ch.isdigit() for ch in text) / max(1, len(text)) for text in texts]
+
+
+def run_grpo(model, output_dir, *extra):
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(model), "--output_dir", str(output_dir)]
+    main(*parse_grpo_arguments([*argv, *extra]))
+    return json.loads((Path(output_dir) / "trainer_state.json").read_text())
+
+
+@pytest.mark.slow
+def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwen2_vl, tmp_path, monkeypatch):
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
+    batches = []
+    original = multi_turn_trainer.MultiTurnGRPOTrainer._generate_and_score_completions
+
+    def recording(self, inputs):
+        output = original(self, inputs)
+        batches.append((list(self._episodes), output["tool_mask"].clone(), output["completion_mask"].clone()))
+        return output
+
+    monkeypatch.setattr(multi_turn_trainer.MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
+    state = run_grpo(
+        tiny_qwen2_vl,
+        tmp_path,
+        *("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80"),
+        *("--per_device_train_batch_size", "4", "--num_generations", "2"),
+        *("--reward_funcs", "turn_digits", "task_success", "episode_format"),
+    )
+    assert state["global_step"] == 2
+    before, after = load_file(tiny_qwen2_vl / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    changed = [name for name in before if not torch.equal(before[name], after[name])]
+    assert len(changed) > len(before) // 2, f"only {len(changed)} of {len(before)} tensors changed"
+    keys = {key for entry in state["log_history"] for key in entry}
+    assert {
+        "rewards/task_success/mean",
+        "rewards/episode_format/mean",
+        "episodes/success_rate",
+        "episodes/turn_parse_rate",
+    } <= keys
+    assert {"rewards/turn_digits/go_home", "rewards/turn_digits/open_app"} <= keys, "per-family rewards"
+    assert len(batches) == 2
+    for episodes, tool_mask, completion_mask in batches:
+        # groups hold whole episodes of the same reset: rows 0-1 one reset, rows 2-3 another
+        assert [(e.task, e.seed) for e in episodes[0::2]] == [(e.task, e.seed) for e in episodes[1::2]]
+        assert (episodes[0].task, episodes[0].seed) != (episodes[2].task, episodes[2].seed)
+        assert all(
+            e.history.screenshots[0] == f.history.screenshots[0]
+            for e, f in zip(episodes[0::2], episodes[1::2], strict=True)
+        )
+        for row, episode in enumerate(episodes):
+            answers = {
+                p
+                for o, t in zip(episode.offsets, episode.turns, strict=True)
+                for p in range(o, o + len(t.completion_ids))
+            }
+            length = int(completion_mask[row].sum())
+            expected = [1 if p in answers else 0 for p in range(length)]
+            assert tool_mask[row, :length].tolist() == expected, f"row {row}: the tool tokens are not masked"
+            assert len(episode.turns) < 2 or 0 in expected
+
+
+def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_vl, tmp_path):
+    with mock.patch("r1_gui.arguments.load_training_model") as load, pytest.raises(ValueError, match="--max_turns 5 x"):
+        run_grpo(tiny_qwen2_vl, tmp_path, "--max_turns", "5", "--max_completion_length", "100")
+    load.assert_not_called()
+
+
+@pytest.mark.slow
+def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_path):
+    """The loss pass's log-probabilities of a row are, turn by turn, those of the turn's answer given the context
+    it was generated from (its own screenshots), and 0 on the tool-response tokens."""
+    from datasets import Dataset
+    from transformers import AutoModelForImageTextToText
+    from trl.trainer.utils import pad
+
+    from r1_gui.grpo_gui import GUIGRPOConfig
+
+    args = GUIGRPOConfig(
+        output_dir=str(tmp_path), use_cpu=True, bf16=False, num_generations=2, per_device_train_batch_size=2,
+        max_completion_length=80, report_to="none", temperature=0.7,
+    )  # fmt: skip
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl, dtype=torch.float32)
+    trainer = multi_turn_trainer.MultiTurnGRPOTrainer(
+        model=model,
+        reward_funcs=rewards.get_reward_funcs(["task_success"]),
+        args=args,
+        train_dataset=Dataset.from_list([{"prompt": multi_turn_trainer.reset_prompt("go_home", 1)}]),
+        processing_class=processor,
+        env_id="r1_gui/Phone-v0",
+        max_turns=2,
+        max_turn_tokens=16,
+    )
+    rows = trainer._rollout([multi_turn_trainer.reset_prompt("go_home", 1)] * 2)
+    prompt = pad([torch.tensor(ids) for ids in rows["prompt_ids"]], padding_value=0, padding_side="left")
+    completion = pad([torch.tensor(ids) for ids in rows["completion_ids"]], padding_value=0, padding_side="right")
+    ids = torch.cat([prompt, completion], dim=1)
+    with torch.no_grad():
+        logps, _, _ = trainer._get_per_token_logps_and_entropies(
+            trainer.model, ids, torch.ones_like(ids), completion.size(1)
+        )
+        for row, episode in enumerate(trainer._episodes):
+            assert len(episode.turns) == 2
+            for offset, turn in zip(episode.offsets, episode.turns, strict=True):
+                context = torch.tensor([turn.context.context_ids + turn.completion_ids])
+                logits = model(
+                    input_ids=context,
+                    pixel_values=turn.context.pixel_values,
+                    image_grid_thw=turn.context.image_grid_thw,
+                    mm_token_type_ids=(context == trainer._image_pad_id).long(),
+                ).logits[0]
+                n = len(turn.completion_ids)
+                expected = torch.log_softmax(logits[-n - 1 : -1] / 0.7, dim=-1)
+                expected = expected.gather(1, torch.tensor(turn.completion_ids)[:, None])[:, 0]
+                torch.testing.assert_close(logps[row, offset : offset + n], expected, atol=1e-4, rtol=1e-4)
+            masked = [p for p, m in enumerate(rows["env_mask"][row]) if m == 0]
+            assert masked and bool((logps[row, masked] == 0).all())
+
+
+# -- evaluation -----------------------------------------------------------------------------------------------------
+
+
+def _record(task, success, steps, parsed, matched=None, progress=None):
+    turns = [{"parsed": p, "matched": matched} for p in parsed]
+    return {
+        "key": f"{task}:{steps}",
+        "task": task,
+        "success": success,
+        "steps": steps,
+        "turns": turns,
+        "progress": progress,
+    }
+
+
+def test_phone_metrics():
+    from r1_gui.multi_turn.evaluate import phone_metrics
+
+    records = [
+        _record("go_home", True, 2, [True, True]),  # a success in 2 steps
+        _record("go_home", False, 3, [True, False, False]),  # a failure, one turn in three parsed
+        _record("web_search", True, 6, [True] * 6),  # a success in 6 steps
+    ]
+    metrics = phone_metrics(records)
+    assert metrics["success_rate"] == pytest.approx(2 / 3)
+    assert metrics["mean_steps_to_success"] == pytest.approx(4.0)
+    assert metrics["turn_parse_rate"] == pytest.approx(9 / 11)
+    assert metrics["per_family"]["go_home"]["success_rate"] == 0.5
+    assert metrics["per_family"]["web_search"]["mean_steps_to_success"] == 6
+    assert "step_success" not in metrics
+    # replay: step success over turns, progress over episodes
+    replay = phone_metrics(
+        [_record("replay", False, 2, [True, True], True, 0.5), _record("replay", False, 1, [False], False, 0.0)]
+    )
+    assert replay["step_success"] == pytest.approx(2 / 3) and replay["episode_progress"] == pytest.approx(0.25)
+
+
+def test_phone_evaluation_writes_metrics_pictures_and_resumes(processor, tmp_path):
+    from r1_gui.multi_turn.evaluate import evaluate_episodes
+
+    policy = scripted(processor, [TERMINATE])
+    run = dict(tasks=["go_home", "open_app"], max_turns=3, batch_size=2)
+    first = evaluate_episodes(policy, processor, tmp_path, episodes=2, **run)
+    assert first["episodes"] == 2 and len(policy.calls) == 1
+    metrics = evaluate_episodes(policy, processor, tmp_path, episodes=4, **run)
+    assert len(policy.calls) == 2, "the two episodes already played are not played again"
+    assert metrics["episodes"] == 4 and metrics["success_rate"] == 0.0 and metrics["turn_parse_rate"] == 1.0
+    assert set(metrics["per_family"]) == {"go_home", "open_app"}
+    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["key"] for line in lines] == [
+        "go_home:100000",
+        "open_app:100001",
+        "go_home:100002",
+        "open_app:100003",
+    ]
+    assert json.loads((tmp_path / "metrics.json").read_text()) == metrics
+    report = (tmp_path / "report.md").read_text()
+    pictures = [line.split("(")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")]
+    assert len(pictures) == 3 and all((tmp_path / picture).is_file() for picture in pictures)
+
+
+@pytest.mark.parametrize(
+    "recipe", ["tiny_cpu_phone_grpo.yaml", "qwen25vl3b_phone_grpo.yaml", "qwen3vl8b_style_phone_grpo.yaml"]
+)
+def test_phone_recipes_parse_and_fit_their_token_budget(recipe):
+    from r1_gui.multi_turn.train import check_multi_turn
+
+    on_cpu = ["--bf16", "false", "--use_cpu", "true"]  # the GPU recipes' bf16 check needs a GPU; the rest is read
+    script_args, training_args, _ = parse_grpo_arguments(["--config", str(REPO / "local_scripts" / recipe), *on_cpu])
+    env_kwargs, budget = check_multi_turn(script_args, training_args)
+    assert script_args.env_id == "r1_gui/Phone-v0" and budget <= training_args.max_completion_length
+    assert script_args.prompt_style == "mobile_use" and script_args.coordinates == "grid999"
+    if recipe != "tiny_cpu_phone_grpo.yaml":  # the verl recipe's settings
+        assert (training_args.num_generations, training_args.beta, script_args.max_turns) == (5, 0.01, 20)
+        assert env_kwargs == {"width": 1080, "height": 2400}
+
+
+# -- the verl GUI data format -----------------------------------------------------------------------------------------
+
+
+def test_verl_gui_export_reads_back_to_the_same_actions(synthetic_raw, tmp_path):
+    import pandas as pd
+
+    from r1_gui.builder import build
+
+    first = tmp_path / "built"
+    build([synthetic_raw / "synthetic-l1.json"], synthetic_raw / "images", first, test_size=0.2, seed=0,
+          export=["verl_gui"], progress=False)  # fmt: skip
+    exported = pd.read_parquet(first / "verl_gui" / "train.parquet")
+    assert {"images", "raw_prompt", "extra_info", "ground_truth", "data_source"} <= set(exported.columns)
+    info = exported.iloc[0]["extra_info"]
+    assert (info["screen_width"], info["screen_height"]) == (999, 999)
+    assert json.loads(info["expected_actions"])[0] == json.loads(exported.iloc[0]["ground_truth"])
+    back = tmp_path / "back"
+    report = build([first / "verl_gui" / "train.parquet"], None, back, input_format="verl_gui", test_size=0.0,
+                   progress=False)  # fmt: skip
+    assert not any(report["skipped"].values())
+    original = pd.read_parquet(first / "train.parquet").set_index(["episode_id", "step"])
+    read = pd.read_parquet(back / "train.parquet").set_index(["episode_id", "step"])
+    assert len(read) == len(original)
+    for key, row in read.iterrows():  # actions agree up to the 999 grid's rounding (one grid unit)
+        want, got = json.loads(original.loc[key, "action_json"]), json.loads(row["action_json"])
+        if want["type"] == "scroll":  # mobile_use has no scroll: written as the swipe that scrolls the same way
+            assert got["type"] == "swipe" and (got["y2"] < got["y"]) == (want["direction"] == "down"), key
+            continue
+        assert got["type"] == want["type"] and got.get("text") == want.get("text"), key
+        for axis in ("x", "y"):
+            if want.get(axis) is not None:
+                assert got[axis] == pytest.approx(want[axis], abs=1 / 999), key
+    assert Image.open(read.iloc[0]["image"]).size == Image.open(original.iloc[0]["image"]).size
+
+
+def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from r1_gui.builder import build
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (108, 240)).save(buffer, format="PNG")
+    image = {"bytes": buffer.getvalue(), "path": None}
+
+    def row(info, images=(image,)):
+        return {
+            "images": list(images),
+            "raw_prompt": [{"role": "user", "content": "<image>x"}],
+            "extra_info": json.dumps(info),
+        }
+
+    rows = [
+        # a click on the 1080 x 2400 pixel grid: (540, 600) is (0.5, 0.25)
+        row({"instruction": "Tap it", "expected_actions": [{"action": "click", "coordinate": [540, 600]}],
+             "screen_width": 1080, "screen_height": 2400, "episode_id": "e1", "step": 0}),
+        # typing, no coordinates
+        row({"instruction": "Tap it", "expected_actions": [{"action": "type", "text": "hello"}],
+             "screen_width": 1080, "screen_height": 2400, "episode_id": "e1", "step": 1}),
+        row({"instruction": "No action", "episode_id": "e2", "step": 0}),  # missing expected_actions: skipped
+        row({"instruction": "Bad", "expected_actions": [{"action": "fly"}], "episode_id": "e3", "step": 0}),
+    ]  # fmt: skip
+    source = tmp_path / "verl.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), source)
+    report = build([source], None, tmp_path / "out", input_format="verl_gui", test_size=0.0, progress=False)
+    assert {reason: n for reason, n in report["skipped"].items() if n} == {"missing_keys": 1, "unparsable_action": 1}
+    import pandas as pd
+
+    table = pd.read_parquet(tmp_path / "out" / "train.parquet").sort_values("step")
+    click, typing = (json.loads(text) for text in table["action_json"])
+    assert (click["type"], click["x"], click["y"]) == ("click", pytest.approx(0.5), pytest.approx(0.25))
+    assert (typing["type"], typing["text"]) == ("type", "hello")
+    with pytest.raises(ValueError, match="has no column"):
+        pq.write_table(pa.table({"x": [1]}), tmp_path / "bad.parquet")
+        build([tmp_path / "bad.parquet"], None, tmp_path / "out2", input_format="verl_gui", progress=False)
+
+
+# -- the demo -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_fast_multi_turn_demo_writes_its_report(tmp_path):
+    from r1_gui.multi_turn.demo import MultiTurnDemoConfig, expert_examples, run_multi_turn_demo
+
+    report = run_multi_turn_demo(tmp_path, seed=0, config=MultiTurnDemoConfig.fast())
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
+    assert {"success_rate", "per_family", "turn_parse_rate"} <= set(saved["grpo"])
+    assert saved["success_rate_gain"] == pytest.approx(
+        saved["grpo"]["success_rate"] - saved["warm_start"]["success_rate"]
+    )
+    assert (tmp_path / "reward_curve.png").is_file() and (tmp_path / "report.md").is_file()
+    for stage in ("eval_warm_start", "eval_grpo"):
+        assert json.loads((tmp_path / stage / "metrics.json").read_text())["episodes"] == 4
+        assert list((tmp_path / stage / "episodes").glob("*.png"))
+    # the SFT data: the expert's turns, each answer in the mobile_use form the format reward accepts
+    processor = load_processor(tmp_path / "sft", chat_template=CHAT_TEMPLATE)
+    examples = expert_examples(MultiTurnDemoConfig.fast(), processor, seed=0)
+    texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in examples]
+    assert texts and all(rewards.styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
+    assert any("terminate" in text for text in texts)
