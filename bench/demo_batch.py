@@ -22,12 +22,12 @@ def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trai
     from transformers import AutoModelForImageTextToText
     from trl import GRPOConfig
 
-    from r1_gui.data import add_model_columns, load_gui_dataset
     from r1_gui.demo import SYSTEM_PROMPT, DemoConfig, build_data
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.tiny import build_tiny_model
-    from r1_gui.trainer import GUIGRPOTrainer
+    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.trainer import GUIGRPOTrainer
 
     build_data(DemoConfig(episodes=40), folder, seed=0)
     model_dir = build_tiny_model(folder / "model", "qwen2_vl", size)

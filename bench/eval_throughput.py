@@ -46,11 +46,11 @@ def main() -> None:
     parser.add_argument("--max_new_tokens", type=int, default=48)
     args = parser.parse_args()
 
-    from r1_gui.data import load_gui_dataset
     from r1_gui.evaluation.generate import HFGenerator
     from r1_gui.evaluation.records import read_records
     from r1_gui.evaluation.runner import generate_records
     from r1_gui.evaluation.samples import as_rows, load_samples
+    from r1_gui.training.data import load_gui_dataset
 
     sizes = (1, args.batch_size)
     speeds: dict[int, list[float]] = {size: [] for size in sizes}

@@ -4,7 +4,7 @@
     python bench/gpu_step_profile.py --prompts 8                       # CUDA: the 8 screenshots x 8 answers
     python bench/gpu_step_profile.py --device cpu                      # CPU: tiny shape, 55 image tokens, 4 x 32
     python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
-    python bench/gpu_step_profile.py --batched_windows                 # ours with r1_gui.vision_attention
+    python bench/gpu_step_profile.py --batched_windows                 # ours with r1_gui.training.vision_attention
 
 Both trainers get the same model (Qwen2.5-VL-3B-Instruct's shape, built locally from a config with the same seed,
 random weights, no download), data (AITW-sized 1080x2400 synthetic phone screens at max_pixels 501760: 448x1036,
@@ -140,11 +140,11 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from r1_gui.data import add_model_columns, load_gui_dataset
     from r1_gui.processing import load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
-    from r1_gui.trainer import GUIGRPOTrainer
+    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.trainer import GUIGRPOTrainer
 
     cuda = args.device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -181,7 +181,7 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
     if kind == "ours" and args.batched_windows:
-        from r1_gui.vision_attention import use_batched_window_attention
+        from r1_gui.training.vision_attention import use_batched_window_attention
 
         use_batched_window_attention(model)
     if kind == "ours":

@@ -29,7 +29,7 @@ def main() -> None:
 
     import torch
 
-    from r1_gui.repeated_images import image_encoder
+    from r1_gui.training.repeated_prompts import image_encoder
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:

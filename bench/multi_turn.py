@@ -60,13 +60,13 @@ def main(argv: list[str] | None = None) -> dict:
     from datasets import Dataset
     from transformers import AutoModelForImageTextToText, TrainerCallback
 
-    from r1_gui.grpo_gui import GUIGRPOConfig
     from r1_gui.multi_turn import rollout
     from r1_gui.multi_turn import trainer as multi_turn_trainer
     from r1_gui.multi_turn.context import episode_token_budget
     from r1_gui.processing import CHAT_TEMPLATE, load_processor
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.tiny import build_tiny_model
+    from r1_gui.training.grpo import GUIGRPOConfig
 
     torch.manual_seed(0)
     folder = Path(tempfile.mkdtemp(prefix="bench-multi-turn-"))

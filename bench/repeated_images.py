@@ -33,7 +33,7 @@ def main() -> None:
 
     import torch
 
-    from r1_gui.repeated_images import ImageProcessorCache
+    from r1_gui.training.repeated_prompts import ImageProcessorCache
 
     caches: list[ImageProcessorCache] = []
     original_init = ImageProcessorCache.__init__

@@ -88,7 +88,7 @@ run grpo_torchrun_zero1 "${TORCHRUN[@]}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --m
     "${DDP[@]}" --deepspeed local_scripts/zero1_no_optimizer.json --output_dir "${W}/grpo_zero1"
 run grpo_torchrun_zero2 "${TORCHRUN[@]}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
     "${DDP[@]}" --deepspeed local_scripts/zero2.json --output_dir "${W}/grpo_zero2"
-# target modules named explicitly; without them r1_gui.lora.LORA_TARGET_MODULES apply (tests/test_lora.py runs those)
+# target modules named explicitly; without them r1_gui.training.lora.LORA_TARGET_MODULES apply (tests/test_lora.py runs those)
 run grpo_lora "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
     --use_peft true --lora_r 8 --lora_target_modules q_proj v_proj --output_dir "${W}/grpo_lora"
 run eval_test_aitw "${PYTHON}" eval/test_aitw.py --model_name_or_path "${W}/grpo" --dataset "${W}/data" --split test \

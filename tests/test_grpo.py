@@ -18,9 +18,9 @@ from safetensors.torch import load_file
 from r1_gui import rewards
 from r1_gui.actions import completion_text
 from r1_gui.cli_errors import UserError
-from r1_gui.grpo_gui import main, parse_grpo_arguments
 from r1_gui.processing import stock_processor_configs_resolve
 from r1_gui.rewards import get_reward_funcs
+from r1_gui.training.grpo import main, parse_grpo_arguments
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "local_scripts" / "tiny_cpu_grpo.yaml"
@@ -129,9 +129,9 @@ def build_trainer(model_path, dataset_path, output_dir, reward_funcs, **config):
     from transformers import AutoModelForImageTextToText
     from trl import GRPOConfig
 
-    from r1_gui.data import add_model_columns, load_gui_dataset
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
-    from r1_gui.trainer import GUIGRPOTrainer
+    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.trainer import GUIGRPOTrainer
 
     processor = load_processor(model_path, max_pixels=50176, chat_template=CHAT_TEMPLATE)
     dataset = add_model_columns(
@@ -174,7 +174,7 @@ def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_da
     """Processing, encoding and prefilling each distinct prompt once must be a pure saving: with the same seed, the
     step's prompts, images, completions and advantages are the same with and without it, the processor saw each
     distinct screenshot once and generation prefilled each distinct prompt once."""
-    from r1_gui.repeated_images import ImageProcessorCache, image_key
+    from r1_gui.training.repeated_prompts import ImageProcessorCache, image_key
 
     trainer, dataset = build_trainer(
         tiny_qwen2_vl, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]), num_generations=4, temperature=1.0
@@ -226,7 +226,7 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
     gradient (the vision tower's included) is the one of the pass that encodes every copy."""
     from helpers.gradients import assert_same_gradient
 
-    from r1_gui.repeated_images import image_encoder, image_key
+    from r1_gui.training.repeated_prompts import image_encoder, image_key
 
     def alternating(completions, **kwargs):
         return [float(i % 2) for i in range(len(completions))]
@@ -255,7 +255,7 @@ def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synth
     """Skipping zero-advantage completions must be a pure saving: on a batch where click prompts get equal rewards
     (no signal) and the others do not, the gradient with and without the skip is the same, and the skipped pass
     holds only the rows (and the images) of the completions with signal."""
-    from r1_gui.trainer import drop_rows_without_signal
+    from r1_gui.training.trainer import drop_rows_without_signal
 
     def click_rows_equal(completions, action, **kwargs):
         return [1.0 if kind == "click" else float(i % 2) for i, kind in enumerate(action)]

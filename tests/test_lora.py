@@ -20,7 +20,7 @@ def test_default_target_modules_are_the_language_model_projections(tiny_model):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForImageTextToText
 
-    from r1_gui.lora import LORA_TARGET_MODULES
+    from r1_gui.training.lora import LORA_TARGET_MODULES
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_model)
     layers = model.config.text_config.num_hidden_layers
@@ -43,7 +43,7 @@ def digit_fraction(completions, **kwargs):
 @pytest.mark.slow
 def test_readme_lora_flags_train_evaluate_and_merge(tiny_qwen2_5_vl, synthetic_dataset, tmp_path, monkeypatch):
     from r1_gui.evaluation.cli import main as evaluate_cli
-    from r1_gui.grpo_gui import main, parse_grpo_arguments
+    from r1_gui.training.grpo import main, parse_grpo_arguments
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "digit_fraction", digit_fraction)
     adapter = tmp_path / "lora"

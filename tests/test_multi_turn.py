@@ -14,11 +14,11 @@ from safetensors.torch import load_file
 import r1_gui.envs  # noqa: F401  (registers the environments)
 from r1_gui import rewards
 from r1_gui.actions import Action
-from r1_gui.grpo_gui import main, parse_grpo_arguments
 from r1_gui.multi_turn import trainer as multi_turn_trainer
 from r1_gui.multi_turn.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
 from r1_gui.multi_turn.rollout import Episode, Turn, episode_row, play_episodes
 from r1_gui.processing import CHAT_TEMPLATE, load_processor
+from r1_gui.training.grpo import main, parse_grpo_arguments
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
@@ -290,7 +290,10 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwe
 
 
 def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_vl, tmp_path):
-    with mock.patch("r1_gui.arguments.load_training_model") as load, pytest.raises(ValueError, match="--max_turns 5 x"):
+    with (
+        mock.patch("r1_gui.training.model.load_training_model") as load,
+        pytest.raises(ValueError, match="--max_turns 5 x"),
+    ):
         run_grpo(tiny_qwen2_vl, tmp_path, "--max_turns", "5", "--max_completion_length", "100")
     load.assert_not_called()
 
@@ -303,7 +306,7 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
     from transformers import AutoModelForImageTextToText
     from trl.trainer.utils import pad
 
-    from r1_gui.grpo_gui import GUIGRPOConfig
+    from r1_gui.training.grpo import GUIGRPOConfig
 
     args = GUIGRPOConfig(
         output_dir=str(tmp_path), use_cpu=True, bf16=False, num_generations=2, per_device_train_batch_size=2,

@@ -11,7 +11,7 @@ import torch
 from helpers.gradients import assert_same_gradient
 from helpers.screens import batch_of, screen
 
-from r1_gui.repeated_images import (
+from r1_gui.training.repeated_prompts import (
     ImageProcessorCache,
     cached_image_processor,
     distinct_images,

@@ -10,9 +10,9 @@ from safetensors.torch import load_file
 from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
 
 from r1_gui.actions import resized_size
-from r1_gui.data import add_model_columns, load_gui_dataset
 from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds, stock_processor_configs_resolve
-from r1_gui.sft import add_sft_columns, main, parse_sft_arguments
+from r1_gui.training.data import add_model_columns, load_gui_dataset
+from r1_gui.training.sft import add_sft_columns, main, parse_sft_arguments
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "local_scripts" / "tiny_cpu_sft.yaml"

@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from helpers.gradients import assert_same_gradient
 from helpers.screens import batch_of, screen
 
-from r1_gui.repeated_images import image_encoder
-from r1_gui.vision_attention import use_batched_window_attention
+from r1_gui.training.repeated_prompts import image_encoder
+from r1_gui.training.vision_attention import use_batched_window_attention
 
 # three screenshots, two of one size: full windows, clipped edge windows, and images of equal and unequal length
 SIZES = [(56 * 5, 112 * 3), (56 * 3, 56 * 7), (56 * 5, 112 * 3)]

@@ -5,8 +5,8 @@
 
 1. synthetic phone episodes (r1_gui.synthetic), turned into train/test parquet by the real builder;
 2. a random Qwen2-VL model built locally (r1_gui.tiny, the 4.7 M-parameter "small" size by default);
-3. a short SFT warm start in the aguvis action format (r1_gui.sft), then evaluation on held-out episodes;
-4. GRPO from the warm start (r1_gui.grpo_gui) with the AITW action-match reward, the very function the evaluation
+3. a short SFT warm start in the aguvis action format (r1_gui.training.sft), then evaluation on held-out episodes;
+4. GRPO from the warm start (r1_gui.training.grpo) with the AITW action-match reward, the very function the evaluation
    scores with, then the same evaluation again.
 
 It writes OUTPUT_DIR/report.json ({"warm_start": metrics, "grpo": metrics, ...}, metric names as in
@@ -137,7 +137,7 @@ def _training_argv(config: DemoConfig, output_dir: Path, model: Path, out: Path,
 
 
 def run_sft(config: DemoConfig, output_dir: Path, seed: int) -> Path:
-    from r1_gui.sft import main, parse_sft_arguments
+    from r1_gui.training.sft import main, parse_sft_arguments
 
     out = output_dir / "sft"
     argv = [
@@ -151,7 +151,7 @@ def run_sft(config: DemoConfig, output_dir: Path, seed: int) -> Path:
 
 
 def run_grpo(config: DemoConfig, output_dir: Path, warm_start: Path, seed: int) -> Path:
-    from r1_gui.grpo_gui import main, parse_grpo_arguments
+    from r1_gui.training.grpo import main, parse_grpo_arguments
 
     out = output_dir / "grpo"
     argv = [

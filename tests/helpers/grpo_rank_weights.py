@@ -10,9 +10,10 @@ import os
 import sys
 from pathlib import Path
 
-from r1_gui import rewards, trainer
+from r1_gui import rewards
 from r1_gui.actions import completion_text
-from r1_gui.grpo_gui import main, parse_grpo_arguments
+from r1_gui.training import trainer
+from r1_gui.training.grpo import main, parse_grpo_arguments
 
 
 def digit_fraction(completions, **kwargs):

@@ -24,7 +24,6 @@ from typing import Any
 
 from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
-from r1_gui.lora import config_folder, load_model
 from r1_gui.prompts import (
     PROMPT_STYLES,
     attach_image,
@@ -34,6 +33,7 @@ from r1_gui.prompts import (
     default_coordinates,
     stop_token,
 )
+from r1_gui.training.lora import config_folder, load_model
 
 logger = logging.getLogger(__name__)
 

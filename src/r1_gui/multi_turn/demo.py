@@ -159,8 +159,8 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
 
 
 def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int) -> Path:
-    from r1_gui.grpo_gui import main, parse_grpo_arguments
     from r1_gui.multi_turn.context import episode_token_budget
+    from r1_gui.training.grpo import main, parse_grpo_arguments
 
     out = output_dir / "grpo"
     argv = [

@@ -15,7 +15,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-logger = logging.getLogger("r1_gui.grpo_gui")
+logger = logging.getLogger("r1_gui.training.grpo")
 
 ENV_IDS = ("r1_gui/Phone-v0", "r1_gui/Replay-v0")
 
@@ -100,14 +100,15 @@ def multi_turn_trainer(script_args, training_args, model_args):
     """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it."""
     from datasets import Dataset
 
-    from r1_gui.arguments import check_model, load_training_model, resolve_coordinates, resolve_resume
     from r1_gui.cli_errors import user_errors
     from r1_gui.envs.phone_env import DEFAULT_HEIGHT, DEFAULT_WIDTH
-    from r1_gui.grpo_gui import build_reward_funcs
-    from r1_gui.lora import lora_config
     from r1_gui.multi_turn.context import OBSERVATION_TOKENS
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.processing import CHAT_TEMPLATE, load_processor
+    from r1_gui.training.args import resolve_coordinates, resolve_resume
+    from r1_gui.training.grpo import build_reward_funcs
+    from r1_gui.training.lora import lora_config
+    from r1_gui.training.model import check_model, load_training_model
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():

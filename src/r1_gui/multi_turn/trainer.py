@@ -38,7 +38,7 @@ from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
 from r1_gui.multi_turn.rollout import Episode, TurnInput, episode_row, play_episodes
-from r1_gui.trainer import GUIGRPOTrainer, drop_rows_without_signal
+from r1_gui.training.trainer import GUIGRPOTrainer, drop_rows_without_signal
 
 logger = logging.getLogger(__name__)
 

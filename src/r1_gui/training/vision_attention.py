@@ -88,5 +88,5 @@ def use_batched_window_attention(model: torch.nn.Module) -> bool:
     AttentionInterface.register(BATCHED_WINDOWS, batched_window_attention)
     for config in configs:
         config._attn_implementation = BATCHED_WINDOWS
-    logger.info("the vision tower runs one sdpa call per window length (r1_gui.vision_attention)")
+    logger.info("the vision tower runs one sdpa call per window length (r1_gui.training.vision_attention)")
     return True

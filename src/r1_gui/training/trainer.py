@@ -18,7 +18,7 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.prompts import stop_token
-from r1_gui.repeated_images import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
+from r1_gui.training.repeated_prompts import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class GUIGRPOTrainer(GRPOTrainer):
        times, so every copy of its screenshot goes through the image processor twice per step and through the
        vision tower in generation, and generation prefills every copy. With `dedupe_images=True` each distinct
        screenshot is processed once per step, encoded once and each distinct prompt prefilled once per generation
-       batch (`r1_gui.repeated_images`); the tensors are the same (up to float rounding of the smaller prefill).
+       batch (`r1_gui.training.repeated_prompts`); the tensors are the same (up to float rounding of the smaller prefill).
        In the loss pass (in `_compute_loss`) the vision tower likewise encodes each distinct screenshot of the
        micro-batch once, with gradients: the copies index the same features, so autograd sums their gradients
        (the parent's gradient up to float summation order).
@@ -334,3 +334,13 @@ def _as_pil(image):
 
         return Image.open(image["path"]) if image.get("path") else Image.open(io.BytesIO(image["bytes"]))
     return Image.open(image)
+
+
+def finish_wandb_run() -> None:
+    """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
+    interpreter exits): the demo and other programs call main() and then read the run."""
+    import sys
+
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and wandb.run is not None:
+        wandb.finish()

@@ -158,3 +158,17 @@ def add_model_columns(
 
     dataset = raw.map(columns, desc=f"building {prompt_style} prompts")
     return dataset.cast_column("image", datasets.Image())
+
+
+def load_training_rows(data_args, required_columns: tuple[str, ...]):
+    """The training split, checked for columns, image files and ground truths before any model is loaded."""
+    source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
+    if not data_args.dataset_name:
+        raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
+    dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
+    if data_args.max_samples:
+        dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))
+    check_columns(dataset, required_columns, source)
+    check_images(dataset, source)
+    check_solutions(dataset, source)
+    return dataset

@@ -1,4 +1,4 @@
-"""Arguments, early checks and closing steps shared by the training entry points (grpo_gui.py, sft.py).
+"""Arguments and their early checks, shared by the training entry points (grpo_gui.py, sft.py).
 
 The checks run before a model is loaded, so a wrong flag, model folder or dataset fails in seconds.
 """
@@ -11,7 +11,6 @@ from dataclasses import dataclass, field, fields
 from trl import ModelConfig, TrlParser
 
 from r1_gui.cli_errors import UserError, user_errors
-from r1_gui.paths import check_local_or_hub
 
 
 @dataclass
@@ -50,7 +49,7 @@ class GUIDataArguments:
 class GUIModelConfig(ModelConfig):
     """trl.ModelConfig under its own --help heading."""
 
-    _argument_group_name = "trl.ModelConfig: model loading and LoRA (--use_peft; default targets: r1_gui.lora)"
+    _argument_group_name = "trl.ModelConfig: model loading and LoRA (--use_peft; default targets: r1_gui.training.lora)"
 
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
@@ -80,22 +79,6 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
         raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
-
-
-def check_model(model_name_or_path: str | None) -> str:
-    """The checkpoint's model_type, refusing anything that is not Qwen2-VL or Qwen2.5-VL (Aguvis is Qwen2-VL)."""
-    from transformers import AutoConfig
-
-    if not model_name_or_path:
-        raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
-    check_local_or_hub(model_name_or_path, "--model_name_or_path")
-    model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
-    if model_type not in ("qwen2_vl", "qwen2_5_vl"):
-        raise ValueError(
-            f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis "
-            "(model_type qwen2_vl or qwen2_5_vl)"
-        )
-    return model_type
 
 
 def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
@@ -138,55 +121,3 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str |
             f"trainer_state.json), or `last` for the newest one in --output_dir"
         )
     return resume_from_checkpoint
-
-
-def load_training_rows(data_args: GUIDataArguments, required_columns: tuple[str, ...]):
-    """The training split, checked for columns, image files and ground truths before any model is loaded."""
-    from r1_gui.data import check_columns, check_images, check_solutions, load_gui_dataset
-
-    source = f"{data_args.dataset_name}[{data_args.dataset_train_split}]"
-    if not data_args.dataset_name:
-        raise ValueError("--dataset_name is required: a dataset/raw_load_data.py output folder or a Hub dataset id")
-    dataset = load_gui_dataset(data_args.dataset_name, split=data_args.dataset_train_split)
-    if data_args.max_samples:
-        dataset = dataset.select(range(min(data_args.max_samples, len(dataset))))
-    check_columns(dataset, required_columns, source)
-    check_images(dataset, source)
-    check_solutions(dataset, source)
-    return dataset
-
-
-def load_training_model(
-    stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, rows: int, logger
-):
-    """The model of --model_name_or_path (dtype, attention and revision from the model arguments) that ``stage``
-    ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
-    from transformers import AutoModelForImageTextToText
-
-    model = AutoModelForImageTextToText.from_pretrained(
-        model_args.model_name_or_path,
-        dtype=model_args.dtype or "auto",
-        attn_implementation=model_args.attn_implementation,
-        revision=model_args.model_revision,
-    )
-    logger.info(
-        "%s on %s (%s, %s coordinates, %s prompts), %d rows of %s",
-        stage,
-        model_args.model_name_or_path,
-        model_type,
-        coordinates,
-        data_args.prompt_style,
-        rows,
-        data_args.dataset_name,
-    )
-    return model
-
-
-def finish_wandb_run() -> None:
-    """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
-    interpreter exits): the demo and other programs call main() and then read the run."""
-    import sys
-
-    wandb = sys.modules.get("wandb")
-    if wandb is not None and wandb.run is not None:
-        wandb.finish()

@@ -1,0 +1,228 @@
+"""GRPO training of a GUI agent (Qwen2-VL, Qwen2.5-VL, Aguvis) on builder datasets.
+
+    # 8 GPUs, the original R1-V-GUI-Agent run (Aguvis-7B, AITW-2k, ZeRO-1):
+    torchrun --nproc_per_node 8 src/r1_gui/grpo_gui.py --config local_scripts/aguvis7b_aitw2k_grpo.yaml \\
+        --model_name_or_path xlangai/Aguvis-7B-720P --dataset_name data/aitw-2k --output_dir runs/aguvis-grpo
+    # several nodes, or with environment variables instead of flags:
+    MODEL_PATH=... DATA_DIR=data/aitw-2k NNODES=2 NODE_RANK=0 MASTER_ADDR=node0 bash local_scripts/run_grpo_gui.sh
+    # CPU smoke test on a tiny local model:
+    python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml --model_name_or_path models/tiny \\
+        --dataset_name data/synthetic --output_dir runs/tiny
+
+Arguments: this file's `GUIGRPOScriptArguments` (data and prompt flags from r1_gui.training.args), every `trl.GRPOConfig` field and every `trl.ModelConfig` field (LoRA via
+--use_peft --lora_r ...). A YAML recipe (--config) sets defaults; the command line overrides it. Unknown arguments,
+unknown reward names and impossible batch sizes fail before any model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+
+from trl import GRPOConfig, ModelConfig
+
+from r1_gui.cli_errors import UserError, cli_main, user_errors
+from r1_gui.multi_turn.train import MultiTurnArguments
+from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
+from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.data import load_training_rows
+from r1_gui.training.model import check_model, load_training_model
+from r1_gui.training.trainer import finish_wandb_run
+
+logger = logging.getLogger("r1_gui.training.grpo")
+
+
+@dataclass
+class GUIGRPOScriptArguments(GUIDataArguments, MultiTurnArguments):
+    """Data, prompt and reward settings of a GUI GRPO run (multi-turn ones with --env: r1_gui.multi_turn.train)."""
+
+    _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
+
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["accuracy", "format"],
+        metadata={
+            "help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; or a preset, its weights included ("
+            + "; ".join(
+                f"{name}: " + " + ".join(f"{reward} {weight}" for reward, weight in members)
+                for name, members in REWARD_PRESETS.items()
+            )
+            + "); weights go in --reward_weights."
+        },
+    )
+    reward_kwargs: str | None = field(
+        default=None,
+        metadata={"help": 'Per-reward parameters as JSON, e.g. \'{"click_distance": {"threshold": 0.05}}\'.'},
+    )
+    completions_table_steps: int = field(
+        default=50, metadata={"help": "Log the completions table (screenshots with points) every N steps; 0: never."}
+    )
+    skip_no_signal: bool = field(
+        default=True,
+        metadata={
+            "help": "Leave completions with advantage 0 (groups whose rewards are all equal) out of the loss pass: "
+            "the same gradient for less compute. Applied only where it is exact (beta 0, loss_type dapo or cispo)."
+        },
+    )
+    dedupe_images: bool = field(
+        default=True,
+        metadata={
+            "help": "Process each distinct screenshot once per step, encode it and prefill its prompt once per "
+            "generation batch, instead of once per generated answer: the same tensors for less compute."
+        },
+    )
+
+
+@dataclass
+class GUIGRPOConfig(GRPOConfig):
+    """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
+
+    _argument_group_name = "trl.GRPOConfig: GRPO and training (every transformers.TrainingArguments field too)"
+
+    resume_from_checkpoint: str | None = field(
+        default=None,
+        metadata={
+            "help": "A checkpoint-N folder to resume from, or `last` for the newest one in --output_dir (an error "
+            "when there is none). Without it a run starts at step 0 and starts a new completions table."
+        },
+    )
+
+    def __post_init__(self):
+        check_generation_batch(self)
+        super().__post_init__()
+
+
+def check_generation_batch(args: GRPOConfig) -> None:
+    """generation batch (per-device batch x processes x steps_per_generation) must hold whole prompt groups."""
+    if args.generation_batch_size is not None or args.num_generations is None:
+        return
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    steps = args.steps_per_generation or args.gradient_accumulation_steps
+    batch = args.per_device_train_batch_size * processes * steps
+    generations = args.num_generations
+    if generations < 2:
+        raise ValueError(f"num_generations must be at least 2 for GRPO (group-relative advantages), got {generations}")
+    if batch % generations == 0:
+        return
+    divisors = [g for g in range(2, batch + 1) if batch % g == 0]
+    per_device = [b for b in range(1, 8 * generations + 1) if (b * processes * steps) % generations == 0][:3]
+    raise ValueError(
+        f"per_device_train_batch_size ({args.per_device_train_batch_size}) x processes ({processes}) x "
+        f"steps_per_generation ({steps}) = {batch} completions per generation, which is not divisible by "
+        f"num_generations ({generations}). Settings that work: --num_generations one of {divisors or 'none'}, "
+        f"or --per_device_train_batch_size one of {per_device}."
+    )
+
+
+def parse_grpo_arguments(argv: list[str] | None = None):
+    """(script arguments, GRPO config, model config) from a YAML recipe and the command line."""
+    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, GUIModelConfig), argv)
+
+
+def parse_reward_kwargs(text: str | None) -> dict | None:
+    """--reward_kwargs: a JSON object {reward name: {parameter: value}}."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserError(
+            f'--reward_kwargs is not valid JSON ({error}): {text!r}; e.g. \'{{"click_distance": {{"threshold": 0.05}}}}\''
+        ) from None
+
+
+def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
+    """Build the trainer (single-step on a dataset, or multi-turn on an environment with --env), train, save."""
+    if script_args.env_id:  # episodes of an r1_gui environment instead of a dataset
+        from r1_gui.multi_turn.train import multi_turn_trainer
+
+        trainer, resume = multi_turn_trainer(script_args, training_args, model_args)
+    else:
+        trainer, resume = single_step_trainer(script_args, training_args, model_args)
+    trainer.train(resume_from_checkpoint=resume)
+
+    # Save: model, processor, trainer_state.json with the log history.
+    trainer.save_model(training_args.output_dir)
+    trainer.save_state()
+    finish_wandb_run()
+    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+
+
+def build_reward_funcs(script_args, training_args, coordinates) -> list:
+    """--reward_funcs (presets expanded, --reward_weights set to match) as callables; raises on a bad setting."""
+    from r1_gui.rewards import expand_reward_presets, get_reward_funcs
+
+    names, training_args.reward_weights = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
+    reward_funcs = get_reward_funcs(
+        names,
+        reward_kwargs=parse_reward_kwargs(script_args.reward_kwargs),
+        coordinates=coordinates,
+        prompt_style=script_args.prompt_style,
+    )
+    if training_args.reward_weights is not None and len(training_args.reward_weights) != len(reward_funcs):
+        raise ValueError(
+            f"--reward_weights has {len(training_args.reward_weights)} values for {len(reward_funcs)} reward "
+            f"functions ({', '.join(names)})"
+        )
+    return reward_funcs
+
+
+def single_step_trainer(script_args, training_args, model_args):
+    """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.prompts import chat_template_kwargs
+    from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
+    from r1_gui.training.lora import lora_config
+    from r1_gui.training.trainer import GUIGRPOTrainer, start_completions_table
+
+    # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
+
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+
+        # 2. Data: checked row by row before the model is loaded.
+        dataset = load_training_rows(script_args, GRPO_COLUMNS)
+
+    # 3. Model and processor.
+    processor = load_processor(
+        model_args.model_name_or_path,
+        min_pixels=script_args.min_pixels,
+        max_pixels=script_args.max_pixels,
+        chat_template=CHAT_TEMPLATE,
+    )
+    dataset = add_model_columns(
+        dataset, script_args.prompt_style, coordinates, pixel_bounds(processor), script_args.system_prompt
+    )
+    training_args.chat_template_kwargs = {
+        **(training_args.chat_template_kwargs or {}),
+        **chat_template_kwargs(script_args.prompt_style),
+    }
+    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, len(dataset), logger)
+
+    # 4. The trainer.
+    trainer = GUIGRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=training_args,
+        train_dataset=dataset,
+        processing_class=processor,
+        peft_config=lora_config(model_args),
+        prompt_style=script_args.prompt_style,
+        coordinates=coordinates,
+        completions_table_steps=script_args.completions_table_steps,
+        skip_no_signal=script_args.skip_no_signal,
+        dedupe_images=script_args.dedupe_images,
+    )
+    if training_args.process_index == 0:
+        start_completions_table(training_args.output_dir, resume)
+    return trainer, resume
+
+
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_grpo_arguments(argv))

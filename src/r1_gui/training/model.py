@@ -1,0 +1,48 @@
+"""Which models r1_gui trains, and loading one for training (the entry points' step 3)."""
+
+from __future__ import annotations
+
+from r1_gui.paths import check_local_or_hub
+from r1_gui.training.args import GUIDataArguments
+
+
+def check_model(model_name_or_path: str | None) -> str:
+    """The checkpoint's model_type, refusing anything that is not Qwen2-VL or Qwen2.5-VL (Aguvis is Qwen2-VL)."""
+    from transformers import AutoConfig
+
+    if not model_name_or_path:
+        raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
+    check_local_or_hub(model_name_or_path, "--model_name_or_path")
+    model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
+    if model_type not in ("qwen2_vl", "qwen2_5_vl"):
+        raise ValueError(
+            f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis "
+            "(model_type qwen2_vl or qwen2_5_vl)"
+        )
+    return model_type
+
+
+def load_training_model(
+    stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, rows: int, logger
+):
+    """The model of --model_name_or_path (dtype, attention and revision from the model arguments) that ``stage``
+    ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(
+        model_args.model_name_or_path,
+        dtype=model_args.dtype or "auto",
+        attn_implementation=model_args.attn_implementation,
+        revision=model_args.model_revision,
+    )
+    logger.info(
+        "%s on %s (%s, %s coordinates, %s prompts), %d rows of %s",
+        stage,
+        model_args.model_name_or_path,
+        model_type,
+        coordinates,
+        data_args.prompt_style,
+        rows,
+        data_args.dataset_name,
+    )
+    return model

@@ -1,0 +1,123 @@
+"""Supervised fine-tuning (the warm start before GRPO) of a GUI agent on builder datasets, with TRL's SFTTrainer.
+
+    # 8 GPUs, Qwen2.5-VL-3B taught the think_answer format before GRPO:
+    torchrun --nproc_per_node 8 src/r1_gui/sft.py --config local_scripts/qwen25vl3b_aitw_sft.yaml \\
+        --dataset_name data/aitw-sft --output_dir runs/qwen25vl3b-sft
+    # CPU, a tiny local model:
+    python src/r1_gui/sft.py --config local_scripts/tiny_cpu_sft.yaml
+
+A model without GUI training that meets GRPO with a format reward learns the format and nothing else (format reward
+up, accuracy at zero); a short SFT in the very prompt style and action format GRPO will use is the usual cure.
+The loss covers only the assistant's answer (the plan and the action), never the prompt or the screenshot.
+Arguments: `GUIDataArguments` (r1_gui.training.args), every `trl.SFTConfig` field and every `trl.ModelConfig` field.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from trl import ModelConfig, SFTConfig
+
+from r1_gui.cli_errors import cli_main, user_errors
+from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.data import load_training_rows
+from r1_gui.training.model import check_model, load_training_model
+from r1_gui.training.trainer import finish_wandb_run
+
+logger = logging.getLogger("r1_gui.training.sft")
+
+SFT_COLUMNS = ("image", "problem", "solution")
+
+
+@dataclass
+class GUISFTConfig(SFTConfig):
+    """trl.SFTConfig under its own --help heading."""
+
+    _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
+
+
+def parse_sft_arguments(argv: list[str] | None = None):
+    """(data arguments, SFT config, model config) from a YAML recipe and the command line."""
+    return parse_arguments((GUIDataArguments, GUISFTConfig, GUIModelConfig), argv)
+
+
+def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt: str | None = None):
+    """prompt (as GRPO and evaluation build it), completion (the target answer in the same style and coordinates),
+    images, and the chat template kwargs that open Aguvis's planning channel."""
+    import json
+
+    from r1_gui.actions import Action, extract_action
+    from r1_gui.prompts import build_prompt, build_target, chat_template_kwargs
+
+    template_kwargs = chat_template_kwargs(prompt_style)
+
+    def columns(row):
+        if row.get("action_json"):
+            action = Action.from_dict(json.loads(row["action_json"]))
+        else:
+            action = extract_action(row["solution"], coordinates="normalized")
+        if action is None:
+            raise ValueError(f"row {row.get('id')!r}: its solution {row['solution']!r} does not parse")
+        screen_size = tuple(row["screen_size"])
+        return {
+            "prompt": build_prompt(row["problem"], prompt_style, coordinates, screen_size, system_prompt),
+            "completion": build_target(action, row.get("thought"), prompt_style, coordinates, screen_size),
+            "images": [row["image"]],
+            "chat_template_kwargs": template_kwargs,
+        }
+
+    return dataset.map(columns, desc=f"building {prompt_style} SFT targets")
+
+
+def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
+    import datasets
+    from trl import SFTTrainer
+
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.training.data import add_model_columns
+    from r1_gui.training.lora import lora_config
+
+    # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
+    with user_errors():
+        model_type = check_model(model_args.model_name_or_path)
+        coordinates = resolve_coordinates(script_args, model_type)
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
+        dataset = load_training_rows(script_args, SFT_COLUMNS)
+
+    # 2. Processor, prompts and targets.
+    processor = load_processor(
+        model_args.model_name_or_path,
+        min_pixels=script_args.min_pixels,
+        max_pixels=script_args.max_pixels,
+        chat_template=CHAT_TEMPLATE,
+    )
+    dataset = add_model_columns(dataset, script_args.prompt_style, coordinates, pixel_bounds(processor))
+    dataset = add_sft_columns(dataset, script_args.prompt_style, coordinates, script_args.system_prompt)
+    dataset = dataset.select_columns(["prompt", "completion", "images", "chat_template_kwargs"])
+    dataset = dataset.cast_column("images", datasets.Sequence(datasets.Image()))
+
+    # 3. Model. A VLM prompt must never be truncated (its image tokens would no longer match the image).
+    training_args.max_length = None
+    training_args.completion_only_loss = True
+    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, len(dataset), logger)
+
+    # 4. Train and save.
+    trainer = SFTTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=dataset,
+        processing_class=processor,
+        peft_config=lora_config(model_args),
+    )
+    trainer.train(resume_from_checkpoint=resume)
+    trainer.save_model(training_args.output_dir)
+    trainer.save_state()
+    finish_wandb_run()
+    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+
+
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_sft_arguments(argv))
