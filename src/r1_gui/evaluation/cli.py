@@ -29,8 +29,8 @@ import sys
 
 from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.evaluation.benchmarks import BENCHMARKS
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import BACKENDS, add_generation_arguments
-from r1_gui.evaluation.records import EvaluationError
 
 logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)

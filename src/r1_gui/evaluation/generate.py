@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
 from r1_gui.prompts import (
     PROMPT_STYLES,

@@ -36,7 +36,7 @@ from r1_gui.evaluation.generate import (
     resolve_coordinates,
 )
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
-from r1_gui.evaluation.records import (
+from r1_gui.evaluation.predictions_file import (
     PREDICTIONS_FILE,
     EvaluationError,
     RecordWriter,
@@ -87,7 +87,7 @@ START_OVER = "pass --overwrite to delete them and start over, or write to a new 
 def scored_record(
     sample: Sample, output: str, coordinates: str, image_size: tuple[int, int] | None = None
 ) -> dict[str, Any]:
-    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.records``)."""
+    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.predictions_file``)."""
     prediction, scores = score_output(
         output,
         sample.ground_truth,
