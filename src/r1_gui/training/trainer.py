@@ -17,7 +17,7 @@ from trl import GRPOTrainer
 from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
-from r1_gui.prompts import stop_token
+from r1_gui.prompts import stop_token_ids
 from r1_gui.training.repeated_prompts import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
 from r1_gui.visualize import draw_actions
 
@@ -94,13 +94,7 @@ class GUIGRPOTrainer(GRPOTrainer):
             self.log_completions = False
 
     def _use_style_stop_token(self) -> None:
-        token = stop_token(self.prompt_style)
-        token_id = self._tokenizer.convert_tokens_to_ids(token)
-        if token_id is None or token_id == self._tokenizer.unk_token_id:
-            raise ValueError(f"the tokenizer has no {token} token, which the {self.prompt_style} prompt style needs")
-        stop_ids = [token_id]
-        if self.prompt_style != "aguvis" and self._tokenizer.eos_token_id not in stop_ids:
-            stop_ids.append(self._tokenizer.eos_token_id)
+        stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
         self.eos_token_ids = stop_ids
         if self.use_vllm:
             extra = {"stop_token_ids": stop_ids, "ignore_eos": self.prompt_style == "aguvis"}
