@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from r1_gui.evaluation.generate import HFGenerator
-    from r1_gui.evaluation.records import read_records
+    from r1_gui.evaluation.predictions_file import read_records
     from r1_gui.evaluation.runner import generate_records
     from r1_gui.evaluation.samples import as_rows, load_samples
     from r1_gui.training.data import load_gui_dataset

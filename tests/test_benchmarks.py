@@ -10,9 +10,9 @@ import pytest
 
 from r1_gui.evaluation.benchmarks import load_benchmark, navigation_scores
 from r1_gui.evaluation.cli import main
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.guir1_eval import navigation_hits
 from r1_gui.evaluation.guir1_predictions import score_guir1_predictions
-from r1_gui.evaluation.records import EvaluationError
 from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
 REPO = Path(__file__).resolve().parents[1]
@@ -282,12 +282,12 @@ def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, syntheti
 
 KILL_AFTER_FIRST_BATCH = """
 import os, signal, sys
-from r1_gui.evaluation import records
-write = records.RecordWriter.write
+from r1_gui.evaluation import predictions_file
+write = predictions_file.RecordWriter.write
 def write_then_die(self, batch):
     write(self, batch)
     os.kill(os.getpid(), signal.SIGKILL)
-records.RecordWriter.write = write_then_die
+predictions_file.RecordWriter.write = write_then_die
 from r1_gui.evaluation.cli import main
 main(sys.argv[1:])
 """

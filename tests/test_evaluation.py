@@ -27,7 +27,7 @@ from r1_gui.evaluation import (
 )
 from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
-from r1_gui.evaluation.records import read_records
+from r1_gui.evaluation.predictions_file import read_records
 from r1_gui.synthetic import generate
 
 REPO = Path(__file__).resolve().parents[1]

@@ -478,3 +478,27 @@ def test_a_second_run_into_the_same_folder_starts_a_fresh_completions_table(tiny
     steps = [row["step"] for row in resumed]
     assert steps == sorted(steps) and min(steps) == 0 and max(steps) == 1
     assert len([s for s in steps if s == 0]) == len([row for row in second if row["step"] == 0])
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    "rewards_per_func, weights, expected",
+    [
+        # two groups of 2, one reward: the first group all equal, the second not (trl's frac_reward_zero_std: 0.5)
+        ([[1.0], [1.0], [0.0], [1.0]], [1.0], 0.5),
+        # weights apply before comparing: rewards that differ only in a zero-weighted reward teach nothing
+        ([[1.0, 0.0], [1.0, 1.0]], [1.0, 0.0], 1.0),
+        # a completion every reward skipped counts as 0: [0, 1] has signal here, while trl's nan-aware std of [1]
+        # is 0, so its frac_reward_zero_std says 1.0 and the advantages are indeed all 0: the two metrics differ
+        ([[NAN], [1.0]], [1.0], 0.0),
+        # a skipped reward (None) among others counts as 0 in the weighted sum, as in the parent's nansum
+        ([[NAN, 1.0], [0.0, 1.0]], [1.0, 1.0], 1.0),
+    ],
+)
+def test_no_signal_fraction_is_per_group_of_weighted_sums(rewards_per_func, weights, expected):
+    from r1_gui.training.trainer import no_signal_fraction
+
+    fraction = no_signal_fraction(torch.tensor(rewards_per_func), torch.tensor(weights), num_generations=2)
+    assert fraction == pytest.approx(expected)

@@ -104,3 +104,38 @@ def test_aguvis_target_uses_the_two_channels():
 def test_an_empty_plan_gets_a_minimal_action_line():
     target = build_target(Action("home"), "", "think_answer")
     assert target[0]["content"] == "<think>\nAction: home.\n</think>\n<answer>mobile.home()</answer>"
+
+
+class _Tokenizer:
+    """The three things stop_token_ids reads of a tokenizer."""
+
+    def __init__(self, vocab: dict[str, int], eos_token_id: int | None, unk_token_id: int | None = None):
+        self.vocab, self.eos_token_id, self.unk_token_id = vocab, eos_token_id, unk_token_id
+
+    def convert_tokens_to_ids(self, token: str) -> int | None:
+        return self.vocab.get(token, self.unk_token_id)
+
+
+QWEN_VOCAB = {"<|im_end|>": 7, "<|diff_marker|>": 9, "<|endoftext|>": 3}
+
+
+@pytest.mark.parametrize(
+    "style, eos, expected",
+    [
+        ("aguvis", 3, [9]),  # aguvis stops at <|diff_marker|> only: its eos closes the plan before the action
+        ("think_answer", 3, [7, 3]),  # <|im_end|>, then the tokenizer's eos
+        ("mobile_use", 7, [7]),  # eos is <|im_end|> itself: listed once
+        ("mobile_use", None, [7]),  # a tokenizer without eos adds nothing
+    ],
+)
+def test_stop_token_ids_one_list_for_training_evaluation_and_multi_turn(style, eos, expected):
+    from r1_gui.prompts import stop_token_ids
+
+    assert stop_token_ids(_Tokenizer(QWEN_VOCAB, eos), style) == expected
+
+
+def test_stop_token_ids_names_the_missing_token():
+    from r1_gui.prompts import stop_token_ids
+
+    with pytest.raises(ValueError, match=r"no <\|diff_marker\|> token, which the aguvis prompt style needs"):
+        stop_token_ids(_Tokenizer({"<|im_end|>": 7}, 7, unk_token_id=0), "aguvis")

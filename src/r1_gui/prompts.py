@@ -19,7 +19,6 @@ import json
 from r1_gui.actions import Action, format_action
 
 PROMPT_STYLES = ("aguvis", "think_answer", "mobile_use")
-COORDINATE_SYSTEMS = ("normalized", "grid1000", "grid999", "pixels")
 
 # Aguvis-7B was trained with this system prompt (xlang-ai/aguvis constants.agent_system_message); changing a word
 # changes what the checkpoint sees, so it is kept as the model expects it.
@@ -222,6 +221,20 @@ def stop_token(style: str) -> str:
     before it ends with <|im_end|>, so stopping there would cut the action off."""
     check_style(style)
     return "<|diff_marker|>" if style == "aguvis" else "<|im_end|>"
+
+
+def stop_token_ids(tokenizer, style: str) -> list[int]:
+    """The token ids that end a completion in ``style``, for training, evaluation and multi-turn play alike: the
+    style's ``stop_token``, plus the tokenizer's eos except for aguvis (its eos, <|im_end|>, closes the plan before
+    the action). ValueError when the tokenizer lacks the stop token."""
+    token = stop_token(style)
+    token_id = tokenizer.convert_tokens_to_ids(token)
+    if token_id is None or token_id == tokenizer.unk_token_id:
+        raise ValueError(f"the tokenizer has no {token} token, which the {style} prompt style needs")
+    stop_ids = [token_id]
+    if style != "aguvis" and tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in stop_ids:
+        stop_ids.append(tokenizer.eos_token_id)
+    return stop_ids
 
 
 def build_target(

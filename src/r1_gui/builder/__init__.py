@@ -39,8 +39,8 @@ folder: --image_dir, else each input's sibling images/ folder; GUI-R1 inputs fal
 their embedded images are written to OUTPUT_DIR/images/<id>.<ext>.
 """
 
-from .cli import main, parse_args, summary_table
-from .core import INPUT_FORMATS, BuildConfig, BuildError, build
+from .cli import build_config, main, parse_args, summary_table
+from .core import INPUT_FORMATS, BuildConfig, BuildError, build, build_from
 from .records import SKIP_REASONS, Example
 from .writers import COLUMNS, EXPORTS
 
@@ -53,6 +53,8 @@ __all__ = [
     "BuildError",
     "Example",
     "build",
+    "build_from",
+    "build_config",
     "main",
     "parse_args",
     "summary_table",

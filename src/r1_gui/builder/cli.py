@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import fields
 
 from r1_gui.cli_errors import UserError, cli_main
 
-from .core import INPUT_FORMATS, build
+from .core import INPUT_FORMATS, BuildConfig, build_from
 from .records import SKIP_REASONS
 from .writers import EXPORTS
 
@@ -17,7 +18,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Build train/test parquet files for GRPO from Aguvis stage-2 JSON (or GUI-R1 parquet) files."
     )
     parser.add_argument("--input", nargs="+", required=True, metavar="FILE", help="aitw-l1.json [more.json ...]")
-    parser.add_argument("--input_format", choices=INPUT_FORMATS, default="aguvis", help="default: aguvis")
+    parser.add_argument(
+        "--input_format", choices=INPUT_FORMATS, default=_default("input_format"), help="default: aguvis"
+    )
     parser.add_argument(
         "--image_dir",
         default=None,
@@ -27,8 +30,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--output_dir", required=True, help="folder to create (empty, or an earlier build with --overwrite)"
     )
     parser.add_argument("--num_samples", type=int, default=None, help="rows in train + test (default: all)")
-    parser.add_argument("--test_size", type=float, default=0.1, help="test fraction, whole episodes (default 0.1)")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--test_size", type=float, default=_default("test_size"), help="test fraction, whole episodes (default 0.1)"
+    )
+    parser.add_argument("--seed", type=int, default=_default("seed"))
     parser.add_argument("--balance_actions", action="store_true", help="equal quota per action type")
     parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
     parser.add_argument("--embed_images", action="store_true", help="store image bytes instead of paths (Hub)")
@@ -44,6 +49,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no_progress", action="store_true", help="no progress bars")
     return parser.parse_args(argv)
+
+
+def _default(name: str):
+    return next(f.default for f in fields(BuildConfig) if f.name == name)
+
+
+def build_config(args: argparse.Namespace) -> BuildConfig:
+    """The BuildConfig of a command line: each flag sets the field of its name, except --input (``inputs``) and
+    --no_progress (``progress``, negated)."""
+    names = [f.name for f in fields(BuildConfig) if f.name not in ("inputs", "progress")]
+    return BuildConfig(
+        inputs=args.input, progress=not args.no_progress, **{name: getattr(args, name) for name in names}
+    )
 
 
 def summary_table(report: dict) -> str:
@@ -68,22 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        report = build(
-            args.input,
-            args.image_dir,
-            args.output_dir,
-            input_format=args.input_format,
-            num_samples=args.num_samples,
-            test_size=args.test_size,
-            seed=args.seed,
-            balance_actions=args.balance_actions,
-            strict=args.strict,
-            embed_images=args.embed_images,
-            verify_images=args.verify_images,
-            export=args.export,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-        )
+        report = build_from(build_config(args))
     except (ValueError, OSError) as error:  # bad input, strict stop, existing output: one line, no traceback
         raise UserError(str(error)) from error
     print(summary_table(report))

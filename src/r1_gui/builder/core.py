@@ -230,12 +230,19 @@ def build(
     progress: bool = True,
 ) -> dict:
     """Build OUTPUT_DIR/{train,test}.parquet (+ README.md, build_report.json, exports) and return the report.
-    See the package docstring for the columns and rules; BuildConfig for each argument."""
-    start = time.perf_counter()
-    config = BuildConfig(
-        inputs, image_dir, output_dir, input_format, num_samples, test_size, seed, balance_actions, strict,
-        embed_images, verify_images, tuple(export), overwrite, progress,
+    See the package docstring for the columns and rules; BuildConfig for each argument. The keyword front of
+    ``build_from``."""
+    return build_from(
+        BuildConfig(
+            inputs, image_dir, output_dir, input_format, num_samples, test_size, seed, balance_actions, strict,
+            embed_images, verify_images, tuple(export), overwrite, progress,
+        )
     )  # fmt: skip
+
+
+def build_from(config: BuildConfig) -> dict:
+    """``build`` of a ``BuildConfig`` (what the command line builds from its arguments)."""
+    start = time.perf_counter()
     output = Path(config.output_dir)
     sources = resolve_sources(config, output)
     check_output_dir(output, config.overwrite)

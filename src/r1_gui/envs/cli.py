@@ -70,20 +70,10 @@ class ModelPolicy:
     (the environment then reports why)."""
 
     def __init__(self, args: argparse.Namespace):
+        from r1_gui.evaluation.config import EvalConfig
         from r1_gui.evaluation.generate import HFGenerator
 
-        self.generator = HFGenerator(
-            args.model,
-            prompt_style=args.prompt_style,
-            coordinates=args.coordinates,
-            min_pixels=args.min_pixels,
-            max_pixels=args.max_pixels,
-            max_new_tokens=args.max_new_tokens,
-            temperature=args.temperature,
-            seed=args.seed,
-            system_prompt=args.system_prompt,
-            device=args.device,
-        )
+        self.generator = HFGenerator(args.model, EvalConfig.from_args(args))  # --seed seeds the sampling too
         self.history: list[str] = []
         self.last_output = ""
 

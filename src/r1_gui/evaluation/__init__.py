@@ -3,7 +3,8 @@
     from r1_gui.evaluation import evaluate, evaluate_predictions, score_predictions, HFGenerator
     metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
 
-Modules: ``metrics`` (pure per-sample scores and their aggregation), ``records`` (predictions.jsonl),
+Modules: ``metrics`` (pure per-sample scores and their aggregation), ``predictions_file`` (predictions.jsonl and
+other systems' predictions files), ``errors`` (``EvaluationError``), ``config`` (``EvalConfig``: every setting),
 ``samples`` (dataset rows and screenshots), ``fingerprint`` (the model files and dataset rows a resume is keyed on),
 ``generate`` (hf / vllm backends), ``report`` (report.md, gallery), ``runner`` (the API above), ``cli``
 (``python eval/test_aitw.py``); ``benchmarks`` (AndroidControl, GUI-Odyssey, ScreenSpot test files in GUI-R1's format
@@ -12,13 +13,15 @@ and their metrics, ``evaluate(..., benchmark=)``), ``guir1_eval`` (GUI-R1's eval
 transformers; a generator imports them when it is built.
 """
 
+from r1_gui.evaluation.config import EvalConfig
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator
 from r1_gui.evaluation.metrics import METRICS, aggregate, paper_param_match, score_output
-from r1_gui.evaluation.records import EvaluationError
 from r1_gui.evaluation.runner import evaluate, evaluate_predictions, score_predictions
 
 __all__ = [
     "METRICS",
+    "EvalConfig",
     "EvaluationError",
     "HFGenerator",
     "VLLMGenerator",

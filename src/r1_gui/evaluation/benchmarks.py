@@ -45,7 +45,8 @@ from r1_gui.actions.guir1 import guir1_name
 from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
 from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
 from r1_gui.evaluation import guir1_eval
-from r1_gui.evaluation.records import EvaluationError, json_line
+from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.predictions_file import json_line
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,9 @@ import sys
 
 from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.evaluation.benchmarks import BENCHMARKS
-from r1_gui.evaluation.generate import BACKENDS, add_generation_arguments
-from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
+from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.generate import add_generation_arguments
 
 logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)
@@ -64,17 +65,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
     parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
-    parser.add_argument("--max_samples", type=int, default=None, help="evaluate the first N rows only")
-    parser.add_argument("--batch_size", type=int, default=16, help="prompts per generate call (default: 16)")
-    add_generation_arguments(parser)
-    parser.add_argument("--backend", choices=BACKENDS, default="hf", help="hf (any machine) or vllm (GPU)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="hf backend device")
     parser.add_argument(
-        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto", help="model weights dtype"
+        "--max_samples", type=int, default=default("max_samples"), help="evaluate the first N rows only"
     )
-    parser.add_argument("--vllm_gpu_memory_utilization", type=float, default=0.9, help="vllm backend only")
-    parser.add_argument("--seed", type=int, default=0, help="sampling seed (matters with --temperature > 0)")
-    parser.add_argument("--gallery_size", type=int, default=16, help="annotated screenshots in the report; 0: none")
+    parser.add_argument(
+        "--batch_size", type=int, default=default("batch_size"), help="prompts per generate call (default: 16)"
+    )
+    add_generation_arguments(parser)
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm (GPU)"
+    )
+    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
+    parser.add_argument(
+        "--dtype",
+        choices=("auto", "bfloat16", "float16", "float32"),
+        default=default("dtype"),
+        help="model weights dtype",
+    )
+    parser.add_argument(
+        "--vllm_gpu_memory_utilization",
+        type=float,
+        default=default("vllm_gpu_memory_utilization"),
+        help="vllm backend only",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=default("seed"), help="sampling seed (matters with --temperature > 0)"
+    )
+    parser.add_argument(
+        "--gallery_size", type=int, default=default("gallery_size"), help="annotated screenshots in the report; 0: none"
+    )
     parser.add_argument(
         "--overwrite",
         action="store_true",
@@ -101,13 +120,14 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.evaluation.runner import evaluate, evaluate_predictions
 
     try:
+        config = EvalConfig.from_args(args)  # every setting, once
         if args.predictions and args.benchmark and is_guir1_predictions(args.predictions):
             metrics = score_guir1_predictions(
                 args.predictions,
                 args.benchmark,
                 args.output_dir,
-                max_samples=args.max_samples,
-                overwrite=args.overwrite,
+                max_samples=config.max_samples,
+                overwrite=config.overwrite,
             )
         elif args.predictions:
             if args.dataset is None:  # parse_args let it go for a GUI-R1 inference output, which this file is not
@@ -115,44 +135,9 @@ def main(argv: list[str] | None = None) -> dict:
                     f"--dataset is required: --predictions {args.predictions} is not a readable GUI-R1 inference "
                     "output (rows with pred_coord), so the test rows must come from --dataset"
                 )
-            metrics = evaluate_predictions(
-                args.predictions,
-                args.dataset,
-                args.split,
-                args.output_dir,
-                max_samples=args.max_samples,
-                prompt_style=args.prompt_style,
-                coordinates=args.coordinates,
-                min_pixels=args.min_pixels,
-                max_pixels=args.max_pixels,
-                gallery_size=args.gallery_size,
-                overwrite=args.overwrite,
-                benchmark=args.benchmark,
-            )
+            metrics = evaluate_predictions(args.predictions, args.dataset, args.split, args.output_dir, config)
         else:
-            metrics = evaluate(
-                args.model_name_or_path,
-                args.dataset,
-                args.split,
-                args.output_dir,
-                batch_size=args.batch_size,
-                max_samples=args.max_samples,
-                max_new_tokens=args.max_new_tokens,
-                prompt_style=args.prompt_style,
-                system_prompt=args.system_prompt,
-                coordinates=args.coordinates,
-                backend=args.backend,
-                min_pixels=args.min_pixels,
-                max_pixels=args.max_pixels,
-                temperature=args.temperature,
-                seed=args.seed,
-                device=args.device,
-                dtype=args.dtype,
-                gallery_size=args.gallery_size,
-                vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization,
-                overwrite=args.overwrite,
-                benchmark=args.benchmark,
-            )
+            metrics = evaluate(args.model_name_or_path, args.dataset, args.split, args.output_dir, config)
     except EvaluationError as error:
         raise UserError(str(error)) from error
     print(summary(metrics))

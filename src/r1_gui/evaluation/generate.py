@@ -5,12 +5,15 @@
   user turn, as TRL puts it), rendered with r1_gui's chat template (``CHAT_TEMPLATE``) and
   ``chat_template_kwargs(style)`` (aguvis opens the planning channel);
 - stopping at ``stop_token(style)``: ``<|diff_marker|>`` for aguvis, whose plan ends with ``<|im_end|>`` *before*
-  the os-channel code; ``<|im_end|>`` (and the tokenizer's eos) otherwise, as ``GUIGRPOTrainer`` does;
+  the os-channel code; ``<|im_end|>`` (and the tokenizer's eos) otherwise: ``prompts.stop_token_ids``, the ids
+  ``r1_gui.training.trainer.GUIGRPOTrainer`` stops at;
 - decoding with special tokens skipped, so an aguvis completion reads "Thought...\\nassistantos\\ncode".
 
-torch, transformers and vllm are imported when a generator is built, never at import time.
+Every setting comes from an ``EvalConfig`` (``r1_gui.evaluation.config``); keyword arguments are its fields,
+applied on top of it. torch, transformers and vllm are imported when a generator is built, never at import time.
 
-    generator = HFGenerator("runs/ckpt", prompt_style="aguvis", max_new_tokens=256)
+    generator = HFGenerator("runs/ckpt", EvalConfig(prompt_style="aguvis", max_new_tokens=256))
+    generator = HFGenerator("runs/ckpt", max_new_tokens=256)  # the same, from the defaults
     outputs = generator.generate([{"problem": row["problem"], "image": screenshot}, ...], batch_size=16)
 """
 
@@ -22,43 +25,45 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.config import COORDINATE_CHOICES, EvalConfig, default, eval_config
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
 from r1_gui.prompts import (
     PROMPT_STYLES,
     attach_image,
     build_prompt,
     chat_template_kwargs,
-    check_style,
     default_coordinates,
-    stop_token,
+    stop_token_ids,
 )
 from r1_gui.training.lora import config_folder, load_model
 
 logger = logging.getLogger(__name__)
 
-BACKENDS = ("hf", "vllm")
-COORDINATE_CHOICES = ("auto", "normalized", "grid1000", "grid999", "pixels")
-DEFAULT_MIN_PIXELS = 3136  # as training (GUIScriptArguments)
-DEFAULT_MAX_PIXELS = 501760
 VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a machine with an NVIDIA GPU"
 
 
 def add_generation_arguments(parser) -> None:
     """The flags that say how a checkpoint is asked (decoding, prompt, coordinates, screenshot size), with the
-    generators' defaults; eval/test_aitw.py and ``python -m r1_gui.envs --model`` share them."""
-    parser.add_argument("--max_new_tokens", type=int, default=256, help="completion length limit (default: 256)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 (default) is greedy; > 0 samples")
-    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default="aguvis", help="as in training")
-    parser.add_argument("--system_prompt", default=None, help="replace the style's system prompt, as in training")
+    generators' defaults (``EvalConfig``'s); eval/test_aitw.py and ``python -m r1_gui.envs --model`` share them."""
+    parser.add_argument(
+        "--max_new_tokens", type=int, default=default("max_new_tokens"), help="completion length limit (default: 256)"
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=default("temperature"), help="0 (default) is greedy; > 0 samples"
+    )
+    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default=default("prompt_style"), help="as in training")
+    parser.add_argument(
+        "--system_prompt", default=default("system_prompt"), help="replace the style's system prompt, as in training"
+    )
     parser.add_argument(
         "--coordinates",
         choices=COORDINATE_CHOICES,
-        default="auto",
+        default=default("coordinates"),
         help="how the model writes points; auto: from the architecture and prompt style, as training",
     )
-    parser.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS, help="smallest screenshot area")
-    parser.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS, help="largest screenshot area")
+    parser.add_argument("--min_pixels", type=int, default=default("min_pixels"), help="smallest screenshot area")
+    parser.add_argument("--max_pixels", type=int, default=default("max_pixels"), help="largest screenshot area")
 
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:
@@ -86,61 +91,57 @@ def require_vllm() -> None:
         ) from None
 
 
-def _stop_token_ids(tokenizer, prompt_style: str) -> list[int]:
-    """The ids that end a completion, as GUIGRPOTrainer stops: the style's stop token, plus eos except for aguvis."""
-    token = stop_token(prompt_style)
-    token_id = tokenizer.convert_tokens_to_ids(token)
-    if token_id is None or token_id == tokenizer.unk_token_id:
-        raise EvaluationError(f"the tokenizer has no {token} token, which the {prompt_style} prompt style needs")
-    stop_ids = [token_id]
-    if prompt_style != "aguvis" and tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in stop_ids:
-        stop_ids.append(tokenizer.eos_token_id)
-    return stop_ids
-
-
 class _Generator:
-    """What both backends share: the processor, the coordinate convention and the prompt of a row."""
+    """What both backends share: the settings (``self.config``, its coordinates resolved), the processor, the stop
+    ids and the prompt of a row."""
 
     def __init__(
         self,
         model_name_or_path: str | Path,
+        config: EvalConfig | None = None,
         *,
-        prompt_style: str = "aguvis",
-        coordinates: str = "auto",
-        min_pixels: int = DEFAULT_MIN_PIXELS,
-        max_pixels: int = DEFAULT_MAX_PIXELS,
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        seed: int = 0,
-        system_prompt: str | None = None,
         padding_side: str | None = None,
+        **settings: Any,
     ):
         from r1_gui.processing import CHAT_TEMPLATE, load_processor
 
-        check_style(prompt_style)
-        if max_new_tokens < 1:
-            raise EvaluationError(f"--max_new_tokens must be at least 1, got {max_new_tokens}")
-        if temperature < 0:
-            raise EvaluationError(f"--temperature must be >= 0 (0 is greedy), got {temperature}")
+        config = eval_config(config, **settings)
         self.model_name_or_path = str(model_name_or_path)
         self.model_type = model_type_of(model_name_or_path)
-        self.prompt_style = prompt_style
-        self.coordinates = resolve_coordinates(coordinates, self.model_type, prompt_style)
-        self.min_pixels, self.max_pixels = min_pixels, max_pixels
-        self.max_new_tokens, self.temperature, self.seed = max_new_tokens, temperature, seed
-        self.system_prompt = system_prompt  # None: the style's own; else the text training used (--system_prompt)
+        coordinates = resolve_coordinates(config.coordinates, self.model_type, config.prompt_style)
+        self.config = config.with_settings(coordinates=coordinates)
         self.processor = load_processor(
-            model_name_or_path, min_pixels, max_pixels, chat_template=CHAT_TEMPLATE, padding_side=padding_side
+            model_name_or_path,
+            config.min_pixels,
+            config.max_pixels,
+            chat_template=CHAT_TEMPLATE,
+            padding_side=padding_side,
         )
-        self.stop_token_ids = _stop_token_ids(self.processor.tokenizer, prompt_style)
+        try:
+            self.stop_token_ids = stop_token_ids(self.processor.tokenizer, config.prompt_style)
+        except ValueError as error:
+            raise EvaluationError(str(error)) from None
+
+    @property
+    def coordinates(self) -> str:
+        return self.config.coordinates
+
+    @property
+    def min_pixels(self) -> int:
+        return self.config.min_pixels
+
+    @property
+    def max_pixels(self) -> int:
+        return self.config.max_pixels
 
     def prompt_text(self, problem: str, image_size: tuple[int, int]) -> str:
         """The rendered prompt of a row, as training builds it, ending with the assistant turn's opening."""
-        size = screen_size(image_size, self.min_pixels, self.max_pixels)
-        prompt = build_prompt(problem, self.prompt_style, self.coordinates, size, self.system_prompt)
+        config = self.config
+        size = screen_size(image_size, config.min_pixels, config.max_pixels)
+        prompt = build_prompt(problem, config.prompt_style, config.coordinates, size, config.system_prompt)
         messages = attach_image(prompt)
         return self.processor.apply_chat_template(
-            messages, add_generation_prompt=True, tokenize=False, **chat_template_kwargs(self.prompt_style)
+            messages, add_generation_prompt=True, tokenize=False, **chat_template_kwargs(config.prompt_style)
         )
 
     def _inputs(self, rows: Sequence[dict]) -> tuple[list[str], list[Any]]:
@@ -168,12 +169,11 @@ class HFGenerator(_Generator):
     "bfloat16", "float16" or "float32".
     """
 
-    def __init__(self, model_name_or_path: str | Path, *, device: str = "auto", dtype: str = "auto", **kwargs: Any):
+    def __init__(self, model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any):
         import torch
 
-        super().__init__(model_name_or_path, padding_side="left", **kwargs)
-        if device not in ("auto", "cpu", "cuda"):
-            raise EvaluationError(f"--device must be auto, cpu or cuda, got {device!r}")
+        super().__init__(model_name_or_path, config, padding_side="left", **settings)
+        device, dtype = self.config.device, self.config.dtype
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device == "cuda" and not torch.cuda.is_available():
@@ -184,20 +184,19 @@ class HFGenerator(_Generator):
         self.model.eval()
         tokenizer = self.processor.tokenizer
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
-        torch.manual_seed(self.seed)
+        torch.manual_seed(self.config.seed)
 
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         import torch
 
         texts, screenshots = self._inputs(rows)
         inputs = self.processor(text=texts, images=screenshots, padding=True, return_tensors="pt").to(self.device)
-        sampling = (
-            {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
-        )
+        temperature = self.config.temperature
+        sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         with torch.inference_mode():
             output_ids = self.model.generate(
                 **inputs,
-                max_new_tokens=self.max_new_tokens,
+                max_new_tokens=self.config.max_new_tokens,
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=self.pad_token_id,
                 **sampling,
@@ -213,28 +212,27 @@ class VLLMGenerator(_Generator):
     completion before the os-channel code.
     """
 
-    def __init__(
-        self, model_name_or_path: str | Path, *, gpu_memory_utilization: float = 0.9, dtype: str = "auto", **kwargs: Any
-    ):
+    def __init__(self, model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any):
         require_vllm()
         from vllm import LLM, SamplingParams
 
-        super().__init__(model_name_or_path, **kwargs)
+        super().__init__(model_name_or_path, config, **settings)
+        config = self.config
         self.llm = LLM(
             model=self.model_name_or_path,
-            seed=self.seed,
-            dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
+            seed=config.seed,
+            dtype=config.dtype,
+            gpu_memory_utilization=config.vllm_gpu_memory_utilization,
             limit_mm_per_prompt={"image": 1},
-            mm_processor_kwargs={"min_pixels": self.min_pixels, "max_pixels": self.max_pixels},
+            mm_processor_kwargs={"min_pixels": config.min_pixels, "max_pixels": config.max_pixels},
         )
         self.sampling_params = SamplingParams(
-            temperature=self.temperature,
-            max_tokens=self.max_new_tokens,
+            temperature=config.temperature,
+            max_tokens=config.max_new_tokens,
             stop_token_ids=self.stop_token_ids,
-            ignore_eos=self.prompt_style == "aguvis",
+            ignore_eos=config.prompt_style == "aguvis",
             skip_special_tokens=True,
-            seed=self.seed,
+            seed=config.seed,
         )
 
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
@@ -247,12 +245,8 @@ class VLLMGenerator(_Generator):
         return [result.outputs[0].text for result in results]
 
 
-def make_generator(backend: str, model_name_or_path: str | Path, **kwargs: Any) -> _Generator:
-    """An ``HFGenerator`` or ``VLLMGenerator``; ``device`` goes to hf only, ``gpu_memory_utilization`` to vllm only."""
-    if backend == "hf":
-        kwargs.pop("gpu_memory_utilization", None)
-        return HFGenerator(model_name_or_path, **kwargs)
-    if backend == "vllm":
-        kwargs.pop("device", None)
-        return VLLMGenerator(model_name_or_path, **kwargs)
-    raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+def make_generator(model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any) -> _Generator:
+    """The generator of ``config.backend``: an ``HFGenerator`` or a ``VLLMGenerator``."""
+    config = eval_config(config, **settings)
+    generator = HFGenerator if config.backend == "hf" else VLLMGenerator  # EvalConfig allows no other backend
+    return generator(model_name_or_path, config)

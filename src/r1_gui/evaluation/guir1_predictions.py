@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from r1_gui.evaluation.benchmarks import REQUIRED_COLUMNS, benchmark_row, check_benchmark, check_columns, read_table
-from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.runner import scored_record, write_scored_run
 from r1_gui.evaluation.samples import load_samples
 

@@ -7,7 +7,7 @@ disagree. The one metric of its own is ``paper_param_match``, the original R1-V-
 comparing with its published table: it reads outputs as the original did (``r1_gui.rewards.original_call``).
 
     prediction, scores = score_output(output, ground_truth, solution=row["solution"], bbox=row["bbox"])
-    metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.records``)
+    metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.predictions_file``)
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ GALLERY_DIR = "gallery"
 MAX_UNPARSED_LISTED = 200
 OUTPUT_CHARS = 200
 
-_COLUMNS = {"num_samples": "samples", "parse_rate": "parsed", **{name: name for name in METRICS}}
+# The per-type table: its metric keys and their column headers (not a dataset's columns: see builder.COLUMNS).
+PER_TYPE_TABLE_COLUMNS = {"num_samples": "samples", "parse_rate": "parsed", **{name: name for name in METRICS}}
 
 
 def _short(text: Any, limit: int | None = None) -> str:
@@ -58,9 +59,12 @@ def metrics_table(metrics: dict) -> str:
 
 def per_type_table(metrics: dict) -> str:
     """One row per ground-truth action type: samples, parse rate and every metric."""
-    lines = ["| ground truth | " + " | ".join(_COLUMNS.values()) + " |", "|---" * (len(_COLUMNS) + 1) + "|"]
+    lines = [
+        "| ground truth | " + " | ".join(PER_TYPE_TABLE_COLUMNS.values()) + " |",
+        "|---" * (len(PER_TYPE_TABLE_COLUMNS) + 1) + "|",
+    ]
     for action_type, numbers in metrics["per_type"].items():
-        lines.append(f"| {action_type} | " + " | ".join(_number(numbers[key]) for key in _COLUMNS) + " |")
+        lines.append(f"| {action_type} | " + " | ".join(_number(numbers[key]) for key in PER_TYPE_TABLE_COLUMNS) + " |")
     return "\n".join(lines)
 
 

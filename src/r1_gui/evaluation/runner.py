@@ -3,10 +3,12 @@ or score outputs in memory (``score_predictions``).
 
     from r1_gui.evaluation import evaluate, evaluate_predictions, score_predictions
     metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
+    metrics = evaluate("runs/ckpt", "data/aitw-2k", "test", "results/ckpt", EvalConfig(batch_size=16))  # the same
     metrics = evaluate_predictions("preds.jsonl", "data/aitw-2k", split="test", output_dir="results/other")
     metrics = score_predictions(rows, {"id-1": "Action: ...\\nassistantos\\nmobile.back()", ...})
 
-``evaluate`` appends to OUTPUT_DIR/predictions.jsonl batch by batch and, run again, skips the ids already there
+The settings are an ``EvalConfig`` (``r1_gui.evaluation.config``); keyword arguments are its fields, applied on
+top of it. ``evaluate`` appends to OUTPUT_DIR/predictions.jsonl batch by batch and, run again, skips the ids already there
 only when the model's files, the dataset split's rows and the generation settings are those recorded in
 run_config.json (``fingerprint``); otherwise it refuses and says to pass ``overwrite`` or write elsewhere.
 metrics.json, report.md and the gallery are always rebuilt from predictions.jsonl, restricted to the rows of this run
@@ -25,18 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.evaluation.benchmarks import benchmark_metrics, load_benchmark
+from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig, eval_config
 from r1_gui.evaluation.fingerprint import changed_files, dataset_fingerprint, model_fingerprint
-from r1_gui.evaluation.generate import (
-    BACKENDS,
-    DEFAULT_MAX_PIXELS,
-    DEFAULT_MIN_PIXELS,
-    make_generator,
-    model_type_of,
-    require_vllm,
-    resolve_coordinates,
-)
+from r1_gui.evaluation.generate import make_generator, model_type_of, require_vllm, resolve_coordinates
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
-from r1_gui.evaluation.records import (
+from r1_gui.evaluation.predictions_file import (
     PREDICTIONS_FILE,
     EvaluationError,
     RecordWriter,
@@ -53,7 +48,6 @@ from r1_gui.evaluation.samples import (
     open_screenshot,
     screen_size,
 )
-from r1_gui.prompts import check_style
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +81,7 @@ START_OVER = "pass --overwrite to delete them and start over, or write to a new 
 def scored_record(
     sample: Sample, output: str, coordinates: str, image_size: tuple[int, int] | None = None
 ) -> dict[str, Any]:
-    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.records``)."""
+    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.predictions_file``)."""
     prediction, scores = score_output(
         output,
         sample.ground_truth,
@@ -282,91 +276,59 @@ def evaluate(
     dataset: Any,
     split: str = "test",
     output_dir: str | Path = "results/eval",
-    *,
-    batch_size: int = 16,
-    max_samples: int | None = None,
-    max_new_tokens: int = 256,
-    prompt_style: str = "aguvis",
-    system_prompt: str | None = None,
-    coordinates: str = "auto",
-    backend: str = "hf",
-    min_pixels: int = DEFAULT_MIN_PIXELS,
-    max_pixels: int = DEFAULT_MAX_PIXELS,
-    temperature: float = 0.0,
-    seed: int = 0,
-    device: str = "auto",
-    dtype: str = "auto",
-    gallery_size: int = 16,
-    vllm_gpu_memory_utilization: float = 0.9,
-    overwrite: bool = False,
-    benchmark: str | None = None,
+    config: EvalConfig | None = None,
+    **overrides: Any,
 ) -> dict:
-    """Generate an action for every row of ``dataset[split]`` (first ``max_samples``), score it, and write
+    """Generate an action for every row of ``dataset[split]`` (first ``config.max_samples``), score it, and write
     OUTPUT_DIR/{predictions.jsonl, metrics.json, report.md, gallery/, run_config.json}. Returns the metrics.
 
-    ``dataset``: a builder output folder or Hub id, a datasets.Dataset, or a list of row dicts. ``system_prompt``
-    replaces the style's system prompt (give the text training used). ``coordinates`` "auto" is
+    ``dataset``: a builder output folder or Hub id, a datasets.Dataset, or a list of row dicts. ``config``: every
+    setting (``EvalConfig``; default: its defaults), with ``overrides`` (its fields as keywords) applied on top.
+    ``system_prompt`` replaces the style's system prompt (give the text training used). ``coordinates`` "auto" is
     ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl are not generated
     again (no model is loaded when none is left) when its model files, dataset rows and settings are this run's (see
     ``fingerprint``), else EvaluationError; those that failed on their screenshot are retried. ``overwrite``
     deletes the earlier evaluation files (``RUN_FILES``, the gallery's PNGs) and starts over. ``benchmark``
     (``benchmarks.BENCHMARKS``): ``dataset`` is that benchmark's GUI-R1-format test file, and its metrics are added.
     """
-    check_style(prompt_style)
-    if backend not in BACKENDS:
-        raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "vllm":
+    config = eval_config(config, **overrides)
+    if config.backend == "vllm":
         require_vllm()
-    if batch_size < 1:
-        raise EvaluationError(f"--batch_size must be at least 1, got {batch_size}")
-    rows, source = _load_rows(dataset, split, benchmark)
-    samples = load_samples(rows, max_samples=max_samples, required=("id", "image", "problem", "solution"))
-    coordinates = resolve_coordinates(coordinates, model_type_of(model_name_or_path), prompt_style)
+    rows, source = _load_rows(dataset, split, config.benchmark)
+    samples = load_samples(rows, max_samples=config.max_samples, required=("id", "image", "problem", "solution"))
+    coordinates = resolve_coordinates(config.coordinates, model_type_of(model_name_or_path), config.prompt_style)
+    config = config.with_settings(coordinates=coordinates)
     settings = {
         "model_name_or_path": str(Path(model_name_or_path)),
         "dataset": source,
         "split": split,
-        "backend": backend,
-        "prompt_style": prompt_style,
-        "system_prompt": system_prompt,
-        "coordinates": coordinates,
-        "max_new_tokens": max_new_tokens,
-        "temperature": temperature,
-        "min_pixels": min_pixels,
-        "max_pixels": max_pixels,
-        "seed": seed,
-        **({"benchmark": benchmark} if benchmark else {}),  # AITW runs record none, as before
+        "backend": config.backend,
+        "prompt_style": config.prompt_style,
+        "system_prompt": config.system_prompt,
+        "coordinates": config.coordinates,
+        "max_new_tokens": config.max_new_tokens,
+        "temperature": config.temperature,
+        "min_pixels": config.min_pixels,
+        "max_pixels": config.max_pixels,
+        "seed": config.seed,
+        **({"benchmark": config.benchmark} if config.benchmark else {}),  # AITW runs record none, as before
     }
     output_dir = Path(output_dir)
-    earlier = None if overwrite else _earlier_run(output_dir)
+    earlier = None if config.overwrite else _earlier_run(output_dir)
     folder = str(_model_folder(model_name_or_path).resolve())
     recorded = (earlier or {}).get("model_files") if (earlier or {}).get("model_folder") == folder else None
     model = model_fingerprint(Path(folder), recorded)  # the recorded hashes of that very folder spare re-reading
     settings |= {"model_fingerprint": model["sha256"], "dataset_fingerprint": dataset_fingerprint(rows)}
     run_config = {**settings, "model_folder": folder, "model_files": model["files"]}
     _check_resume(output_dir, earlier, run_config)
-    if overwrite:
+    if config.overwrite:
         clear_run(output_dir)
     _write_run_config(output_dir, run_config)
     pending = _pending(output_dir / PREDICTIONS_FILE, samples)
     if pending:
-        generator = make_generator(
-            backend,
-            model_name_or_path,
-            prompt_style=prompt_style,
-            system_prompt=system_prompt,
-            coordinates=coordinates,
-            min_pixels=min_pixels,
-            max_pixels=max_pixels,
-            max_new_tokens=max_new_tokens,
-            temperature=temperature,
-            seed=seed,
-            device=device,
-            dtype=dtype,
-            gpu_memory_utilization=vllm_gpu_memory_utilization,
-        )
-        generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, batch_size)
-    return _finish(output_dir, rows, samples, settings, gallery_size, benchmark)
+        generator = make_generator(model_name_or_path, config)
+        generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, config.batch_size)
+    return _finish(output_dir, rows, samples, settings, config.gallery_size, config.benchmark)
 
 
 def _model_folder(model_name_or_path: str | Path) -> Path:
@@ -431,19 +393,14 @@ def evaluate_predictions(
     dataset: Any,
     split: str = "test",
     output_dir: str | Path = "results/eval",
-    *,
-    max_samples: int | None = None,
-    prompt_style: str = "aguvis",
-    coordinates: str = "auto",
-    min_pixels: int = DEFAULT_MIN_PIXELS,
-    max_pixels: int = DEFAULT_MAX_PIXELS,
-    gallery_size: int = 16,
-    overwrite: bool = False,
-    benchmark: str | None = None,
+    config: EvalConfig | None = None,
+    **overrides: Any,
 ) -> dict:
     """Score an existing predictions file (JSON lines ``{"id", "output"}``) without loading a model, and write the
     same files as ``evaluate`` (predictions.jsonl is rewritten). Returns the metrics. An OUTPUT_DIR holding a model
-    run's predictions (or predictions of unknown origin) is refused unless ``overwrite``.
+    run's predictions (or predictions of unknown origin) is refused unless ``overwrite``. Of ``config`` (and
+    ``overrides``, its fields as keywords) this uses max_samples, prompt_style, coordinates, min_pixels, max_pixels,
+    gallery_size, overwrite and benchmark; the generation settings have nothing to act on.
 
     Policy: a malformed line, a repeated id or an id not in the split is an EvaluationError naming the line; rows
     without a prediction count as unparsed (error "no prediction for this id", listed in the report); predictions
@@ -451,27 +408,30 @@ def evaluate_predictions(
     architecture (aguvis: normalized, think_answer: grid1000, mobile_use: grid999); "pixels" opens each screenshot
     for its size.
     """
-    check_style(prompt_style)
-    rows, source = _load_rows(dataset, split, benchmark)
-    samples = load_samples(rows, max_samples=max_samples)
+    config = eval_config(config, **overrides)
+    rows, source = _load_rows(dataset, split, config.benchmark)
+    samples = load_samples(rows, max_samples=config.max_samples)
     outputs = read_predictions_file(predictions, _all_ids(rows))
-    coordinates = resolve_coordinates(coordinates, None, prompt_style)
+    coordinates = resolve_coordinates(config.coordinates, None, config.prompt_style)
+    min_pixels, max_pixels = config.min_pixels, config.max_pixels
     settings = {
         "predictions": str(Path(predictions)),
         "dataset": source,
         "split": split,
-        "prompt_style": prompt_style,
+        "prompt_style": config.prompt_style,
         "coordinates": coordinates,
         "min_pixels": min_pixels,
         "max_pixels": max_pixels,
-        **({"benchmark": benchmark} if benchmark else {}),
+        **({"benchmark": config.benchmark} if config.benchmark else {}),
     }
     output_dir = Path(output_dir)
     records = _score_outputs(rows, samples, outputs, coordinates, min_pixels, max_pixels)
     ignored = len(set(outputs) - {sample.id for sample in samples})
     if ignored:
         logger.info("%d predictions are for rows beyond --max_samples; ignored", ignored)
-    return write_scored_run(output_dir, rows, samples, records, settings, overwrite, gallery_size, benchmark)
+    return write_scored_run(
+        output_dir, rows, samples, records, settings, config.overwrite, config.gallery_size, config.benchmark
+    )
 
 
 def write_scored_run(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, extract_action, resized_size
-from r1_gui.evaluation.records import EvaluationError
+from r1_gui.evaluation.errors import EvaluationError
 
 logger = logging.getLogger(__name__)
 

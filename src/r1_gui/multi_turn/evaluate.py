@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from r1_gui.multi_turn.rollout import Episode, TurnInput, play_episodes
+from r1_gui.prompts import stop_token_ids
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class HFPolicy:
         tokenizer = processor.tokenizer
         self.pad_id = tokenizer.pad_token_id
         self.image_pad_id = tokenizer.convert_tokens_to_ids("<|image_pad|>")
-        self.stop_ids = [tokenizer.convert_tokens_to_ids("<|im_end|>"), tokenizer.eos_token_id]
+        self.stop_ids = stop_token_ids(tokenizer, "mobile_use")  # the prompt style of every turn (multi_turn.context)
 
     @torch.no_grad()
     def __call__(self, inputs: list[TurnInput]):
@@ -220,6 +221,7 @@ def evaluate_episodes(
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from r1_gui.envs import TASKS
+    from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model_name_or_path", required=True)
@@ -233,8 +235,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max_new_tokens", type=int, default=128)
     parser.add_argument("--seed_offset", type=int, default=100_000)
     parser.add_argument("--batch_size", type=int, default=8)
-    parser.add_argument("--min_pixels", type=int, default=3136)
-    parser.add_argument("--max_pixels", type=int, default=501760)
+    parser.add_argument("--min_pixels", type=int, default=DEFAULT_MIN_PIXELS)  # the evaluation's (EvalConfig)
+    parser.add_argument("--max_pixels", type=int, default=DEFAULT_MAX_PIXELS)
     parser.add_argument("--system_prompt", default=None)
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.max_turns < 1 or args.batch_size < 1:

@@ -1,7 +1,9 @@
 """Supervised fine-tuning (the warm start before GRPO) of a GUI agent on builder datasets, with TRL's SFTTrainer.
 
-    # 8 GPUs, Qwen2.5-VL-3B taught the think_answer format before GRPO:
-    torchrun --nproc_per_node 8 src/r1_gui/sft.py --config local_scripts/qwen25vl3b_aitw_sft.yaml \\
+    # 8 GPUs, Qwen2.5-VL-3B taught the think_answer format before GRPO (no SFT recipe ships for it; these flags
+    # are the whole setting, every other field keeps its default):
+    torchrun --nproc_per_node 8 src/r1_gui/sft.py --model_name_or_path Qwen/Qwen2.5-VL-3B-Instruct \\
+        --dtype bfloat16 --bf16 true --prompt_style think_answer --learning_rate 1e-5 \\
         --dataset_name data/aitw-sft --output_dir runs/qwen25vl3b-sft
     # CPU, a tiny local model:
     python src/r1_gui/sft.py --config local_scripts/tiny_cpu_sft.yaml

@@ -17,7 +17,7 @@ from trl import GRPOTrainer
 from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
-from r1_gui.prompts import stop_token
+from r1_gui.prompts import stop_token_ids
 from r1_gui.training.repeated_prompts import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
 from r1_gui.visualize import draw_actions
 
@@ -33,7 +33,15 @@ class GUIGRPOTrainer(GRPOTrainer):
     2. Metrics (in `_calculate_rewards`, after the parent computed and gathered the rewards): every reward's mean per
        ground-truth action type (`rewards/<name>/<type>`), the fraction of completions whose action parses
        (`completions/parse_rate`) and the fraction of prompt groups whose weighted rewards are all equal
-       (`groups/no_signal_frac`, groups that teach nothing).
+       (`groups/no_signal_frac`, groups that teach nothing). They are computed from the rewards the parent already
+       gathered across processes, so every process logs the same value. trl's public hook for this, the
+       `log_metric` callable it passes to reward functions, is not used: it averages per-process values, which
+       for a per-type mean weights the processes equally rather than the completions, and would need every
+       reward function wrapped. trl's `frac_reward_zero_std` is close to `groups/no_signal_frac` but not the same:
+       trl's is over the nan-aware reward std (`isclose` to 0) per group with `scale_rewards` "group" or "none",
+       but over the whole batch with "batch" or `multi_objective_aggregation="normalize_then_sum"` (then 0 or 1);
+       ours is always per group, from the weighted sum with a completion that every reward skipped (all None)
+       counted as 0 (`no_signal_fraction`). Both are taken before `skip_no_signal` drops anything.
     3. Completions table (in `log`): every `completions_table_steps` steps, a table with the screenshot (ground-truth
        point/box in green, prediction in red), the instruction, the completion and its rewards, saved as PNG + JSON
        lines under `output_dir/completions_table/` and logged to wandb when wandb is on. The parent's own completion
@@ -94,13 +102,7 @@ class GUIGRPOTrainer(GRPOTrainer):
             self.log_completions = False
 
     def _use_style_stop_token(self) -> None:
-        token = stop_token(self.prompt_style)
-        token_id = self._tokenizer.convert_tokens_to_ids(token)
-        if token_id is None or token_id == self._tokenizer.unk_token_id:
-            raise ValueError(f"the tokenizer has no {token} token, which the {self.prompt_style} prompt style needs")
-        stop_ids = [token_id]
-        if self.prompt_style != "aguvis" and self._tokenizer.eos_token_id not in stop_ids:
-            stop_ids.append(self._tokenizer.eos_token_id)
+        stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
         self.eos_token_ids = stop_ids
         if self.use_vllm:
             extra = {"stop_token_ids": stop_ids, "ignore_eos": self.prompt_style == "aguvis"}
@@ -139,10 +141,8 @@ class GUIGRPOTrainer(GRPOTrainer):
 
     def _log_no_signal_groups(self, mode: str, rewards_per_func: torch.Tensor) -> None:
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        weights = self.reward_weights.to(rewards_per_func.device)
-        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1).view(-1, num_generations)
-        spread = total.max(dim=1).values - total.min(dim=1).values
-        self._metrics[mode]["groups/no_signal_frac"].append((spread.abs() < 1e-6).float().mean().item())
+        fraction = no_signal_fraction(rewards_per_func, self.reward_weights, num_generations)
+        self._metrics[mode]["groups/no_signal_frac"].append(fraction)
 
     # -- 3. completions table ---------------------------------------------------------------------------------
     def _table_due(self) -> bool:
@@ -252,6 +252,16 @@ class GUIGRPOTrainer(GRPOTrainer):
             prefill_each_prompt_once(self.model),
         ):
             return super()._generate_and_score_completions(inputs)
+
+
+def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
+    """The fraction of prompt groups (``num_generations`` consecutive rows) whose weighted reward sums are all
+    equal (within 1e-6): `groups/no_signal_frac`. A row whose rewards are all NaN (every reward returned None)
+    sums to 0, as the parent's `nansum` makes it before it marks such rows unscorable."""
+    total = (rewards_per_func * weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
+    total = total.view(-1, num_generations)
+    spread = total.max(dim=1).values - total.min(dim=1).values
+    return (spread.abs() < 1e-6).float().mean().item()
 
 
 def drop_rows_without_signal(inputs: dict) -> dict:

@@ -21,13 +21,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from r1_gui.evaluation.errors import EvaluationError
+
 logger = logging.getLogger(__name__)
 
 PREDICTIONS_FILE = "predictions.jsonl"
-
-
-class EvaluationError(ValueError):
-    """A problem with the evaluation's inputs or settings that the user fixes; the CLI prints it without a traceback."""
 
 
 def _lines(path: Path) -> list[tuple[int, bytes]]:
