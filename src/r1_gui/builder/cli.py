@@ -8,7 +8,7 @@ import logging
 from r1_gui.cli_errors import UserError, cli_main
 
 from .core import INPUT_FORMATS, build
-from .records import SKIP_REASONS
+from .sources import SKIP_REASONS
 from .writers import EXPORTS
 
 

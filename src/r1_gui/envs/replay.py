@@ -28,9 +28,10 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from r1_gui import aitw
+from r1_gui.actions import read_bbox
 from r1_gui.envs.phone_env import ACTION_TEXT_SPACE, parse_step_input
-from r1_gui.evaluation.samples import ground_truth_action, open_screenshot, read_bbox  # how the evaluation reads a row
+from r1_gui.evaluation.samples import ground_truth_action, open_screenshot  # how the evaluation reads a row
+from r1_gui.scoring import aitw
 
 logger = logging.getLogger(__name__)
 
