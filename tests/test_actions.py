@@ -25,10 +25,13 @@ from r1_gui.actions import (
     normalized_to_pixels,
     parse_action,
     pixels_to_normalized,
+    read_bbox,
     resized_size,
     same_arguments,
     smart_resize,
+    styled_action,
 )
+from r1_gui.actions.core import is_number
 
 A = Action
 
@@ -610,6 +613,18 @@ EXTRACT_CASES = [
     ),
     # the os channel at the start of the completion
     ("os-channel-start", "os\nmobile.home()", A("home")),
+    # rewards' old table had this long marker, the parser's did not: on one line it reads as its short suffix did
+    (
+        "long-marker-same-line",
+        "Action: go back<|im_start|>assistant<|recipient|>os mobile.back()<|im_end|>",
+        A("back"),
+    ),
+    # the long marker twice on a line: the code after the last one
+    (
+        "long-marker-last-wins",
+        "<|im_start|>assistant<|recipient|>os mobile.home()<|im_start|>assistant<|recipient|>os mobile.back()",
+        A("back"),
+    ),
     # marker glued to the code
     ("glued-marker", "Action: home assistantosmobile.home()", A("home")),
     # a marker inside typed text is text, not a channel
@@ -803,7 +818,7 @@ def test_same_arguments(pred, gt, expected):
 def test_light_import():
     # the action core and its users must not pull in the heavy stack
     code = (
-        "import sys, r1_gui.actions, r1_gui.aitw, r1_gui.rewards; "
+        "import sys, r1_gui.actions, r1_gui.scoring, r1_gui.rewards; "
         "heavy = [m for m in ('torch', 'transformers', 'trl', 'numpy') if m in sys.modules]; "
         "assert not heavy, heavy"
     )
@@ -915,3 +930,84 @@ def test_coordinate_tolerance(coordinates, image_size, expected):
     from r1_gui.actions import coordinate_tolerance
 
     assert coordinate_tolerance(coordinates, image_size) == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------------------------------ completion readers
+
+STYLED_MARKER_CASES = [
+    # (id, completion, expected): the Aguvis style splits plan from code at the last marker, longest first
+    # the long marker: the plan ends before "<|im_start|>assistant", so it is a plan
+    ("long-marker", "Action: go back<|im_end|>\n<|im_start|>assistant<|recipient|>os\nmobile.back()", A("back")),
+    # the short marker alone
+    ("recipient-marker", "Action: go back\n<|recipient|>os\nmobile.back()", A("back")),
+    # skip_special_tokens form
+    ("assistantos", "Action: go back\nassistantos\nmobile.back()", A("back")),
+    # no marker at all: not the Aguvis style
+    ("no-marker", "Action: go back\nmobile.back()", None),
+    # a marker but no plan before it
+    ("no-plan", "assistantos\nmobile.back()", None),
+    # malformed input
+    ("not-text", 42, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "completion", "expected"), STYLED_MARKER_CASES, ids=[c[0] for c in STYLED_MARKER_CASES]
+)
+def test_styled_action_aguvis_markers(case, completion, expected):
+    assert styled_action(completion, "aguvis") == expected
+
+
+READ_BBOX_CASES = [
+    # (id, value, default rule, normalized=True rule): where the four old validators differed, each caller's kept
+    # a normalized box: both rules take it
+    ("normalized", [0.1, 0.2, 0.3, 0.4], (0.1, 0.2, 0.3, 0.4), (0.1, 0.2, 0.3, 0.4)),
+    # a tuple of ints: both, as floats
+    ("ints", (0, 0, 1, 1), (0.0, 0.0, 1.0, 1.0), (0.0, 0.0, 1.0, 1.0)),
+    # a flat box (x1 == x2): both
+    ("flat", [0.5, 0.2, 0.5, 0.4], (0.5, 0.2, 0.5, 0.4), (0.5, 0.2, 0.5, 0.4)),
+    # pixel-scale values: the evaluation / AITW rule takes them, the builder's does not
+    ("pixel-scale", [10, 20, 300, 400], (10.0, 20.0, 300.0, 400.0), None),
+    # a negative corner: likewise
+    ("negative", [-0.1, 0.2, 0.3, 0.4], (-0.1, 0.2, 0.3, 0.4), None),
+    # NaN: neither
+    ("nan", [float("nan"), 0.2, 0.3, 0.4], None, None),
+    # infinity: neither
+    ("inf", [0.1, 0.2, float("inf"), 0.4], None, None),
+    # x2 < x1: neither
+    ("x2-before-x1", [0.3, 0.2, 0.1, 0.4], None, None),
+    # y2 < y1: neither
+    ("y2-before-y1", [0.1, 0.4, 0.3, 0.2], None, None),
+    # three values: neither
+    ("short", [0.1, 0.2, 0.3], None, None),
+    # five values: neither
+    ("long", [0.1, 0.2, 0.3, 0.4, 0.5], None, None),
+    # numeric strings: float() takes them (the evaluation's reading), the builder's rule does not
+    ("numeric-strings", ["0.1", "0.2", "0.3", "0.4"], (0.1, 0.2, 0.3, 0.4), None),
+    # a word: neither
+    ("word", ["a", 0.2, 0.3, 0.4], None, None),
+    # a string of four digits iterates as four numbers under float(): kept as it was
+    ("digit-string", "0011", (0.0, 0.0, 1.0, 1.0), None),
+    # bools are ints to float(); the builder's rule refuses them
+    ("bools", [False, False, True, True], (0.0, 0.0, 1.0, 1.0), None),
+    # None and a number: neither
+    ("none", None, None, None),
+    ("number", 0.5, None, None),
+    # a dict: neither
+    ("dict", {"x1": 0.1}, None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "value", "default", "normalized"), READ_BBOX_CASES, ids=[c[0] for c in READ_BBOX_CASES]
+)
+def test_read_bbox(case, value, default, normalized):
+    assert read_bbox(value) == (pytest.approx(default) if default else None)
+    assert read_bbox(value, normalized=True) == (pytest.approx(normalized) if normalized else None)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(1, True), (0.5, True), (float("nan"), True), (True, False), ("1", False), (None, False)]
+)
+def test_is_number(value, expected):
+    assert is_number(value) is expected

@@ -1,13 +1,13 @@
-"""Table-driven tests of the AITW action-matching rules and the Action bridge (r1_gui.aitw)."""
+"""Table-driven tests of the AITW action-matching rules and the Action bridge (r1_gui.scoring.aitw)."""
 
 from __future__ import annotations
 
 import pytest
 
 from r1_gui.actions import Action
-from r1_gui.aitw import (
+from r1_gui.scoring.aitw import (
+    AITW_NO_POINT,
     DUAL_POINT,
-    NO_POINT,
     PRESS_BACK,
     PRESS_ENTER,
     PRESS_HOME,
@@ -72,18 +72,18 @@ MATCH_CASES = [
     # ... and not a horizontal one
     ("tie-vs-horizontal", drag((0.5, 0.5), (0.25, 0.25)), drag((0.5, 0.8), (0.5, 0.2)), [], False),
     # non-dual-point: equal type ids match (text is not compared here)
-    ("type-type", (NO_POINT, NO_POINT, TYPE), (NO_POINT, NO_POINT, TYPE), [], True),
-    ("back-home", (NO_POINT, NO_POINT, PRESS_BACK), (NO_POINT, NO_POINT, PRESS_HOME), [], False),
-    ("enter-enter", (NO_POINT, NO_POINT, PRESS_ENTER), (NO_POINT, NO_POINT, PRESS_ENTER), [], True),
+    ("type-type", (AITW_NO_POINT, AITW_NO_POINT, TYPE), (AITW_NO_POINT, AITW_NO_POINT, TYPE), [], True),
+    ("back-home", (AITW_NO_POINT, AITW_NO_POINT, PRESS_BACK), (AITW_NO_POINT, AITW_NO_POINT, PRESS_HOME), [], False),
+    ("enter-enter", (AITW_NO_POINT, AITW_NO_POINT, PRESS_ENTER), (AITW_NO_POINT, AITW_NO_POINT, PRESS_ENTER), [], True),
     (
         "complete-impossible",
-        (NO_POINT, NO_POINT, STATUS_TASK_COMPLETE),
-        (NO_POINT, NO_POINT, STATUS_TASK_IMPOSSIBLE),
+        (AITW_NO_POINT, AITW_NO_POINT, STATUS_TASK_COMPLETE),
+        (AITW_NO_POINT, AITW_NO_POINT, STATUS_TASK_IMPOSSIBLE),
         [],
         False,
     ),
     # a dual point against a non-dual point: type ids differ
-    ("tap-vs-type", tap(0.5, 0.5), (NO_POINT, NO_POINT, TYPE), [], False),
+    ("tap-vs-type", tap(0.5, 0.5), (AITW_NO_POINT, AITW_NO_POINT, TYPE), [], False),
     # a non-dual point with a point equal to the tap still differs by type
     ("type-at-point", ((0.5, 0.5), (0.5, 0.5), TYPE), tap(0.5, 0.5), [], False),
 ]
@@ -191,13 +191,13 @@ TO_AITW_CASES = [
     (A("scroll", direction="left"), ((0.5, 0.5), (0.5, 0.8), DUAL_POINT)),
     # scroll at a point starts there
     (A("scroll", direction="down", x=0.1, y=0.9), ((0.9, 0.1), (0.6, 0.1), DUAL_POINT)),
-    (A("type", text="hi"), (NO_POINT, NO_POINT, TYPE)),
-    (A("back"), (NO_POINT, NO_POINT, PRESS_BACK)),
-    (A("home"), (NO_POINT, NO_POINT, PRESS_HOME)),
+    (A("type", text="hi"), (AITW_NO_POINT, AITW_NO_POINT, TYPE)),
+    (A("back"), (AITW_NO_POINT, AITW_NO_POINT, PRESS_BACK)),
+    (A("home"), (AITW_NO_POINT, AITW_NO_POINT, PRESS_HOME)),
     # press enter, in any case
-    (A("press", keys=("Enter",)), (NO_POINT, NO_POINT, PRESS_ENTER)),
-    (A("terminate", status="success"), (NO_POINT, NO_POINT, STATUS_TASK_COMPLETE)),
-    (A("terminate", status="failure"), (NO_POINT, NO_POINT, STATUS_TASK_IMPOSSIBLE)),
+    (A("press", keys=("Enter",)), (AITW_NO_POINT, AITW_NO_POINT, PRESS_ENTER)),
+    (A("terminate", status="success"), (AITW_NO_POINT, AITW_NO_POINT, STATUS_TASK_COMPLETE)),
+    (A("terminate", status="failure"), (AITW_NO_POINT, AITW_NO_POINT, STATUS_TASK_IMPOSSIBLE)),
     # no AITW id
     (A("press", keys=("tab",)), None),
     (A("press", keys=("enter", "enter")), None),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from r1_gui.actions import extract_action
-from r1_gui.evaluation.metrics import UNPARSED, aggregate, paper_param_match, score_output
-from r1_gui.rewards import accuracy_reward, action_match_reward, action_type_reward, original_call
+from r1_gui.actions import extract_action, original_call, read_bbox
+from r1_gui.evaluation.metrics import METRICS, UNPARSED, aggregate, paper_param_match, score_output
+from r1_gui.rewards import REWARD_FUNCS, accuracy_reward, action_match_reward, action_type_reward
+from r1_gui.scoring import REWARD_METRICS
 
 
 def aguvis(code: str) -> str:
@@ -111,6 +112,41 @@ def test_metrics_agree_with_the_rewards(output, gt_code, bbox, expected):
     assert action_type_reward(**kwargs) == [float(expected[0])]
     assert accuracy_reward(**kwargs) == [pytest.approx(0.5 * expected[0] + 0.5 * expected[1])]
     assert action_match_reward(**kwargs) == [float(expected[4])]
+
+
+# Cases where a reward and its metric could part: each row is scored by every pair of REWARD_METRICS.
+REWARD_METRIC_CASES = [
+    # (id, output, ground-truth code, bbox)
+    *[case[:4] for case in SCORE_CASES],
+    # a type with the right action but other text: AITW action match, yet no step success
+    ("type-other-text", aguvis("pyautogui.write(message='paris')"), "pyautogui.write(message='new york')", None),
+    # a tap inside the enlarged box but 0.3 from the point: matches through the box
+    ("tap-in-box", aguvis("pyautogui.click(x=0.8, y=0.5)"), CLICK, BOX),
+    # a malformed box (x2 < x1) is ignored by both: scored as without a box
+    ("bad-box", aguvis("pyautogui.click(x=0.8, y=0.5)"), CLICK, [0.7, 0.45, 0.3, 0.55]),
+    # no action in the output
+    ("prose-only", "I do not know what to do.", CLICK, None),
+    # an empty output
+    ("empty", "", CLICK, None),
+]
+
+
+@pytest.mark.parametrize("reward, metric", sorted(REWARD_METRICS.items()))
+@pytest.mark.parametrize(
+    "output, gt_code, bbox", [case[1:] for case in REWARD_METRIC_CASES], ids=[case[0] for case in REWARD_METRIC_CASES]
+)
+def test_each_reward_equals_its_metric(reward, metric, output, gt_code, bbox):
+    """REWARD_METRICS: the reward's value is the metric's per-sample score, case by case."""
+    solution = f"<answer>{gt_code}</answer>"
+    # the evaluation reads a row's box with read_bbox (r1_gui.evaluation.samples), the rewards too
+    _, scores = score_output(output, extract_action(gt_code), solution=solution, bbox=read_bbox(bbox))
+    (value,) = REWARD_FUNCS[reward](completions=[output], solution=[solution], bbox=[bbox])
+    assert value == float(scores[METRICS[metric]])
+
+
+def test_reward_metrics_name_real_rewards_and_metrics():
+    assert set(REWARD_METRICS) <= set(REWARD_FUNCS)
+    assert set(REWARD_METRICS.values()) <= set(METRICS)
 
 
 PAPER_CASES = [

@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 import r1_gui.envs  # noqa: F401  (registers the environments)
 from r1_gui import rewards
-from r1_gui.actions import Action
+from r1_gui.actions import Action, styled_action
 from r1_gui.multi_turn import trainer as multi_turn_trainer
 from r1_gui.multi_turn.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
 from r1_gui.multi_turn.rollout import Episode, Turn, episode_row, play_episodes
@@ -527,5 +527,5 @@ def test_the_fast_multi_turn_demo_writes_its_report(tmp_path):
     processor = load_processor(tmp_path / "sft", chat_template=CHAT_TEMPLATE)
     examples = expert_examples(MultiTurnDemoConfig.fast(), processor, seed=0)
     texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in examples]
-    assert texts and all(rewards.styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
+    assert texts and all(styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
     assert any("terminate" in text for text in texts)

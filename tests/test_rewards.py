@@ -9,16 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from r1_gui import rewards
 from r1_gui.actions import Action
 from r1_gui.rewards import (
     PROMPT_STYLES,
     REWARD_FUNCS,
     expand_reward_presets,
     get_reward_funcs,
-    guir1_text_f1,
     reward_params,
-    score_pair,
 )
+from r1_gui.scoring import score_pair
+from r1_gui.scoring.guir1 import guir1_text_f1
 
 A = Action
 
@@ -668,6 +669,26 @@ def test_registry_params_are_documented_defaults():
     assert reward_params("format") == {}
     for name, func in REWARD_FUNCS.items():
         assert func.__doc__ and "Example" in func.__doc__, name
+
+
+def test_action_match_is_a_deprecated_alias_of_step_success(monkeypatch, caplog):
+    monkeypatch.setattr(rewards, "_warned_aliases", set())  # as in a fresh process
+    cases = [
+        (CLICK, CLICK),  # exact
+        ("pyautogui.click(x=0.6, y=0.5)", CLICK),  # within 0.14: a step success
+        ("pyautogui.write(message='paris')", "pyautogui.write(message='new york')"),  # wrong text: not one
+        ("nothing", CLICK),  # no action
+    ]
+    completions, solutions = [c for c, _ in cases], [s for _, s in cases]
+    with caplog.at_level("WARNING", logger="r1_gui.rewards"):
+        old = call("action_match", completions, solutions)
+        again = call("action_match", completions, solutions)
+    assert old == again == call("step_success", completions, solutions) == [1.0, 1.0, 0.0, 0.0]
+    warnings = [r for r in caplog.records if "deprecated" in r.getMessage()]
+    assert len(warnings) == 1 and "step_success" in warnings[0].getMessage()
+    assert reward_params("action_match") == reward_params("step_success") == {}
+    (bound,) = get_reward_funcs(["action_match"])
+    assert bound.__name__ == "action_match"  # logs under the name the recipe gave
 
 
 # ---------------------------------------------------------------------------------------------- property

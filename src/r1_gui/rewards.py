@@ -1,5 +1,7 @@
-"""GRPO reward functions for GUI actions, one registry (``REWARD_FUNCS``), and the per-pair scores the
-evaluation reuses (``score_pair``) so that a reward and its metric can never disagree.
+"""GRPO reward functions for GUI actions and their one registry (``REWARD_FUNCS``). Completions are read by
+``r1_gui.actions`` (``extract_action``, ``styled_action``) and compared by ``r1_gui.scoring`` (``score_pair`` and
+the other pair scores), the functions the evaluation scores with, so a reward and its metric can never disagree
+(``r1_gui.scoring.REWARD_METRICS`` names the pairs).
 
 Every reward is called the way ``trl.GRPOTrainer`` calls it: keyword arguments ``prompts``, ``completions``
 (strings, or conversational ``[{"role": "assistant", "content": ...}]``), ``completion_ids``, and every dataset
@@ -22,200 +24,38 @@ Reward-specific parameters are keyword-only with documented defaults, settable p
 from __future__ import annotations
 
 import inspect
+import logging
 import math
-import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from r1_gui import aitw
 from r1_gui.actions import (
     COORDINATE_SYSTEMS,
     COORDINATE_TOLERANCE,
-    TEXT_TYPES,
     Action,
     coordinate_tolerance,
     extract_action,
     parse_action,
-    same_arguments,
+    read_bbox,
 )
-from r1_gui.actions.guir1 import NO_TEXT, guir1_name, read_literal
-from r1_gui.actions.parse import completion_text
+from r1_gui.actions.completion import (
+    answer_content,
+    completion_text,
+    guir1_answer,
+    original_call,
+    original_format_matches,
+    styled_action,
+)
+from r1_gui.actions.core import is_number
+from r1_gui.actions.guir1 import NO_TEXT, read_literal
 from r1_gui.multi_turn.episode_rewards import EPISODE_REWARDS
 from r1_gui.prompts import PROMPT_STYLES
+from r1_gui.scoring import click_distance_score, click_gaussian_score, score_pair, text_f1_score
+from r1_gui.scoring.guir1 import guir1_accuracy_score
+
+logger = logging.getLogger(__name__)
 
 BOUND_KWARGS = ("coordinates", "screen_size", "prompt_style")
-
-
-# ----------------------------------------------------------------------------------------------- pair scores
-
-
-def score_pair(
-    pred: Action | None, gt: Action, bbox: Sequence[float] | None = None, *, tolerance: float = COORDINATE_TOLERANCE
-) -> dict[str, bool]:
-    """The step metrics of one prediction against its ground truth, shared by rewards and evaluation:
-
-    - ``type_match``: same canonical action type;
-    - ``param_match``: exactly the right arguments (``same_arguments``; argument-less actions are exact), with
-      coordinates equal within ``tolerance`` (see ``coordinate_tolerance``: the data's printed precision, or half
-      a unit of the model's grid or pixel when that is coarser);
-    - ``action_match``: the AITW rules (``aitw.actions_match``, with ``bbox`` [x1, y1, x2, y2] as the box);
-    - ``step_success``: ``action_match`` plus the AITW text match for a type action (``aitw.step_success``).
-
-    A None prediction scores False everywhere. Raises ValueError for a malformed ``bbox``.
-    """
-    return {
-        "type_match": pred is not None and pred.type == gt.type,
-        "param_match": pred is not None and same_arguments(pred, gt, tolerance=tolerance),
-        "action_match": aitw.actions_match(pred, gt, bbox),
-        "step_success": aitw.step_success(pred, gt, bbox),
-    }
-
-
-def click_distance_score(pred: Action | None, gt: Action, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
-    """1.0 within ``threshold`` of the ground-truth point (normalized Euclidean distance), linear down to 0 at
-    ``cutoff``; None when the ground truth has no point, 0 when the prediction has none (types not compared).
-    Example: gt (0.5, 0.5), pred (0.5, 0.67): d = 0.17 -> (0.3 - 0.17) / (0.3 - 0.04) = 0.5.
-    """
-    if gt.point is None:
-        return None
-    if pred is None or pred.point is None:
-        return 0.0
-    distance = math.dist(pred.point, gt.point)
-    if distance <= threshold:
-        return 1.0
-    if distance >= cutoff:
-        return 0.0
-    return (cutoff - distance) / (cutoff - threshold)
-
-
-def click_gaussian_score(
-    pred: Action | None, gt: Action, bbox: Sequence[float] | None = None, sigma: float = 0.05
-) -> float | None:
-    """exp(-((dx/sx)^2 + (dy/sy)^2) / 2) with sx, sy half the ``bbox`` width and height (``sigma`` when there is
-    no box or it is flat); None when the ground truth has no point, 0 when the prediction has none.
-    Example: no box, sigma 0.05, dx = 0.05, dy = 0 -> exp(-0.5) = 0.6065.
-    """
-    if gt.point is None:
-        return None
-    if pred is None or pred.point is None:
-        return 0.0
-    sigma_x = sigma_y = sigma
-    if bbox is not None:
-        x1, y1, x2, y2 = bbox
-        sigma_x = (x2 - x1) / 2 if x2 > x1 else sigma
-        sigma_y = (y2 - y1) / 2 if y2 > y1 else sigma
-    dx, dy = (pred.x - gt.x) / sigma_x, (pred.y - gt.y) / sigma_y
-    return math.exp(-(dx * dx + dy * dy) / 2)
-
-
-def text_f1_score(pred: Action | None, gt: Action) -> float | None:
-    """Token F1 (lowercase whitespace tokens) of the text of a type / answer / open_app action; None when the
-    ground truth has no text, 0 when the prediction's type differs. Two empty texts score 1.
-    Example: pred "new york city", gt "new york" -> P 2/3, R 1 -> F1 0.8.
-    """
-    if gt.type not in TEXT_TYPES or gt.text is None:
-        return None
-    if pred is None or pred.type != gt.type:
-        return 0.0
-    pred_tokens, gt_tokens = pred.text.lower().split(), gt.text.lower().split()
-    if not pred_tokens or not gt_tokens:
-        return float(pred_tokens == gt_tokens)
-    overlap = sum((Counter(pred_tokens) & Counter(gt_tokens)).values())
-    if overlap == 0:
-        return 0.0
-    precision, recall = overlap / len(pred_tokens), overlap / len(gt_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
-# ----------------------------------------------------------------------------------------- response styles
-
-_OS_MARKERS = ("<|im_start|>assistant<|recipient|>os", "<|recipient|>os", "assistantos")
-_PLAN_CHANNELS = ("<|im_start|>assistant<|recipient|>all", "<|recipient|>all", "assistantall")
-_END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|diff_marker|>")
-
-
-def _strip_end_tokens(text: str) -> str:
-    text = text.strip()
-    while text.endswith(_END_TOKENS):
-        text = text[: -len(next(token for token in _END_TOKENS if text.endswith(token)))].strip()
-    return text
-
-
-def _is_plan(plan: str) -> bool:
-    """Aguvis plan: "Action: ..." (l1), "Thought: ...\\nAction: ..." (l2), or "Observation: ...\\n" before (l3)."""
-    for channel in _PLAN_CHANNELS:
-        if plan.startswith(channel):
-            plan = plan[len(channel) :].lstrip()
-    if plan.startswith("all\n"):
-        plan = plan[len("all\n") :].lstrip()
-    action_at = plan.rfind("Action:")
-    if action_at < 0 or not plan[action_at + len("Action:") :].strip():
-        return False
-    if action_at == 0:
-        return True
-    before = plan[:action_at]
-    return (
-        plan.startswith(("Thought:", "Observation:"))
-        and before.rstrip(" \t").endswith("\n")
-        and bool(before.split(":", 1)[1].strip())
-    )
-
-
-def _aguvis_style_action(text: str, **parse_kwargs: Any) -> Action | None:
-    found = [(text.rfind(m) + len(m), len(m), m) for m in _OS_MARKERS if m in text]
-    if not found:
-        return None
-    end, _, marker = max(found)
-    plan, code = _strip_end_tokens(text[: end - len(marker)]), _strip_end_tokens(text[end:])
-    return parse_action(code, "aguvis", **parse_kwargs) if _is_plan(plan) else None
-
-
-def _think_answer_style_action(text: str, **parse_kwargs: Any) -> Action | None:
-    text = _strip_end_tokens(text)
-    if not text.startswith("<think>") or any(text.count(tag) != 1 for tag in ("</think>", "<answer>", "</answer>")):
-        return None
-    think_end = text.find("</think>")
-    if text.count("<think>") != 1 or not text[len("<think>") : think_end].strip():
-        return None
-    rest = text[think_end + len("</think>") :].strip()
-    if not (rest.startswith("<answer>") and rest.endswith("</answer>")):
-        return None
-    return parse_action(rest[len("<answer>") : -len("</answer>")], "auto", **parse_kwargs)
-
-
-def _mobile_use_style_action(text: str, **parse_kwargs: Any) -> Action | None:
-    text = _strip_end_tokens(text)
-    action_at, call_at = text.find("\nAction:"), text.find("<tool_call>")
-    if not text.startswith("Thought:") or action_at < 0 or call_at < action_at or not text.endswith("</tool_call>"):
-        return None
-    if text.count("<tool_call>") != 1 or text.count("</tool_call>") != 1:
-        return None
-    if not text[len("Thought:") : action_at].strip() or not text[action_at + len("\nAction:") : call_at].strip():
-        return None
-    return parse_action(text[call_at:], "mobile_use", **parse_kwargs)
-
-
-_STYLE_CHECKS = {
-    "aguvis": _aguvis_style_action,
-    "think_answer": _think_answer_style_action,
-    "mobile_use": _mobile_use_style_action,
-}
-
-
-def styled_action(
-    completion: Any, prompt_style: str = "aguvis", *, coordinates: str | None = None, image_size: Any = None
-) -> Action | None:
-    """The action of a completion written exactly in ``prompt_style``, or None when the style is wrong or the
-    action does not parse. Never raises."""
-    try:
-        text = completion_text(completion)
-        check = _STYLE_CHECKS.get(prompt_style)
-        if text is None or check is None:
-            return None
-        return check(text, coordinates=coordinates, image_size=image_size)
-    except Exception:  # "never raises"
-        return None
 
 
 # ------------------------------------------------------------------------------------------- row plumbing
@@ -230,23 +70,14 @@ def _row_value(column: Any, index: int, single: Callable[[Any], bool]) -> Any:
     return None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _is_single_pair(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and bool(value) and _is_number(value[0])
+    return isinstance(value, (list, tuple)) and bool(value) and is_number(value[0])
 
 
 def _row_bbox(bbox: Any, index: int) -> tuple[float, float, float, float] | None:
+    """Row ``index``'s box by ``read_bbox``'s default rule, None when it has none or it is malformed."""
     box = _row_value(bbox, index, _is_single_pair)
-    if box is None:
-        return None
-    try:
-        aitw.bbox_to_annotation(box)
-    except ValueError:
-        return None
-    return tuple(float(v) for v in box)  # type: ignore[return-value]
+    return None if box is None else read_bbox(box)
 
 
 def _rows(completions: Any, solution: Any, bbox: Any, coordinates: Any, screen_size: Any):
@@ -268,7 +99,7 @@ def _rows(completions: Any, solution: Any, bbox: Any, coordinates: Any, screen_s
 def _clean(value: Any, fallback: float | None) -> float | None:
     if value is None:
         return None
-    if not _is_number(value) or not math.isfinite(value):
+    if not is_number(value) or not math.isfinite(value):
         return fallback
     return min(1.0, max(0.0, float(value)))
 
@@ -348,18 +179,40 @@ def action_type_reward(
     )
 
 
-def action_match_reward(
+def step_success_reward(
     completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
     """1.0 when the step succeeds by the AITW rules (``score_pair`` step_success: taps within 0.14 or in the
-    enlarged bbox, swipes on the same axis, type ids equal, plus the text match for a type action).
-    Example: gt click (0.5, 0.5), pred click (0.6, 0.5) -> 1.0 (distance 0.1 <= 0.14)."""
+    enlarged bbox, swipes on the same axis, type ids equal, plus the text match for a type action); the
+    evaluation's ``step_success`` metric is its mean. Example: gt click (0.5, 0.5), pred click (0.6, 0.5) -> 1.0
+    (distance 0.1 <= 0.14)."""
     rows = _rows(completions, solution, bbox, coordinates, screen_size)
     return _score(
         rows,
         lambda pred, gt, box, tolerance: float(score_pair(pred, gt, box, tolerance=tolerance)["step_success"]),
         missing=0.0,
     )
+
+
+# Old reward name -> its replacement. ``action_match`` always returned the step_success score, while the metric
+# ``action_match_accuracy`` is a different number (no text match): the name misled.
+REWARD_ALIASES = {"action_match": "step_success"}
+_warned_aliases: set[str] = set()  # the aliases already warned about in this process
+
+
+def action_match_reward(*args: Any, **kwargs: Any) -> list[float | None]:
+    """Deprecated alias of ``step_success`` (``REWARD_ALIASES``): the same values, and a warning naming the
+    replacement the first time it is called in a process. Example: as ``step_success``."""
+    if "action_match" not in _warned_aliases:
+        _warned_aliases.add("action_match")
+        logger.warning(
+            "the reward 'action_match' is deprecated: it is the 'step_success' reward under an old name (the metric "
+            "action_match_accuracy is a different number); write --reward_funcs step_success instead"
+        )
+    return step_success_reward(*args, **kwargs)
+
+
+action_match_reward.__signature__ = inspect.signature(step_success_reward)  # reward_params reads its parameters
 
 
 def click_distance_reward(
@@ -410,44 +263,8 @@ def text_f1_reward(
 
 # ----------------------------------------------------------- R1-V-GUI-Agent's own rules, reproduced exactly
 
-# The original reads a model output on its own terms, not with r1_gui.actions: the text after the first
-# "assistantos" (the whole output when there is none), then the first match of its call regex, line by line (no
-# DOTALL). Its regex needs a non-empty argument list; the fixed one lets the argument group be empty.
-ORIGINAL_MARKER = "assistantos"
-_ORIGINAL_CALL = re.compile(r"(.+?)\((.+?)\)")
-_FIXED_CALL = re.compile(r"(.+?)\((.*?)\)")
-_ORIGINAL_FORMAT = re.compile(r"content:\s*.*?Thought:.*?Action:.*?assistantos")
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-
-
-def original_call(text: Any, *, empty_arguments: bool = False) -> tuple[str, str] | None:
-    """(name text, argument text) of the first call in a model output, read exactly as R1-V-GUI-Agent's
-    eval/test_aitw.py reads it, or None: the text after the first ``assistantos`` (or all of it), then the first
-    match of ``(.+?)\\((.+?)\\)``, both groups as they are (no stripping). ``empty_arguments=True`` is the
-    argument-less fix: the argument group may be empty, ``(.+?)\\((.*?)\\)``. This is deliberately not
-    ``r1_gui.actions.extract_action``: it reproduces the original's reading, quirks included.
-
-    Examples: ``"Action: tap\\nassistantos\\npyautogui.click( x=0.1 )"`` -> ("pyautogui.click", " x=0.1 ");
-    ``"mobile.back()"`` -> None, or ("mobile.back", "") with ``empty_arguments``;
-    ``"pyautogui.write(message='smile :) ok ')"`` -> ("pyautogui.write", "message='smile :") (the first ")").
-    """
-    if not isinstance(text, str):
-        return None
-    _, marker, after = text.partition(ORIGINAL_MARKER)
-    match = (_FIXED_CALL if empty_arguments else _ORIGINAL_CALL).search(after if marker else text)
-    return None if match is None else (match.group(1), match.group(2))
-
-
-def answer_content(text: Any, *, whole_without_tags: bool = True) -> str | None:
-    """The stripped content of the first ``<answer>...</answer>`` of ``text``; without the tags the whole stripped
-    text (a ``solution`` written bare), or None when ``whole_without_tags`` is False.
-    Example: ``answer_content("<answer>mobile.back()</answer>") == "mobile.back()"``."""
-    if not isinstance(text, str):
-        return None
-    match = _ANSWER.search(text)
-    if match is None:
-        return text.strip() if whole_without_tags else None
-    return match.group(1).strip()
+# The original reads a model output on its own terms, not with ``extract_action``: ``original_call`` and
+# ``original_format_matches`` (r1_gui.actions.completion) reproduce its reading, quirks included.
 
 
 def r1v_accuracy_reward(
@@ -481,71 +298,13 @@ def r1v_format_reward(
         return []
     scores: list[float | None] = []
     for completion in completions:
-        text = completion_text(completion)
-        scores.append(0.5 if isinstance(text, str) and _ORIGINAL_FORMAT.match(text) else 0.0)
+        scores.append(0.5 if original_format_matches(completion_text(completion)) else 0.0)
     return scores
 
 
 # ---------------------------------------------------------------------- GUI-R1's own rules, reproduced exactly
 
-GUIR1_CLICK_PIXELS = 140  # a click hits when its squared pixel distance is below 140 ** 2
-GUIR1_TEXT_F1 = 0.5  # type / select / scroll need a text F1 of at least this
-GUIR1_TEXT_NAMES = ("type", "select", "scroll")  # the names whose text GUI-R1 compares
 GUIR1_NEEDS_TEXT = ("type", "select", "open_app")  # the names whose input_text must not be the placeholder
-_GUIR1_OUTER = re.compile(r"<think>.*?</think>\s*<answer>.*?</answer>", re.DOTALL)
-_PIXEL_DIGITS = 6  # pixel positions are rounded to 1e-6 px so that the trip through [0, 1] cannot cross a boundary
-
-
-def guir1_text_f1(predicted: str, truth: str) -> float:
-    """GUI-R1's text F1: "[" and "]" removed, lowercase whitespace tokens as *sets*; two one-token texts of which one
-    contains the other score 1. Unlike ``text_f1_score``: sets not counts, brackets dropped, containment counts, and
-    two empty texts score 0. Example: "sign in", "sign-in page" -> 0.0; "york", "new york" -> 2/3."""
-    predicted_tokens = set(predicted.replace("[", "").replace("]", "").lower().split())
-    truth_tokens = set(truth.replace("[", "").replace("]", "").lower().split())
-    if len(predicted_tokens) == 1 and len(truth_tokens) == 1:
-        (predicted_token,), (truth_token,) = predicted_tokens, truth_tokens
-        if predicted_token in truth_token or truth_token in predicted_token:
-            return 1.0
-    common = len(predicted_tokens & truth_tokens)
-    precision = common / len(predicted_tokens) if predicted_tokens else 0.0
-    recall = common / len(truth_tokens) if truth_tokens else 0.0
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-def guir1_text(action: Action) -> str:
-    """The text GUI-R1 compares for an action: a scroll's direction, else its text ("" when none)."""
-    return action.direction if action.type == "scroll" else action.text or ""
-
-
-def _pixels(x: float, y: float, size: Sequence[float]) -> tuple[float, float]:
-    return round(x * float(size[0]), _PIXEL_DIGITS), round(y * float(size[1]), _PIXEL_DIGITS)
-
-
-def guir1_accuracy_score(
-    pred: Action | None, gt: Action, bbox: Sequence[float] | None, screen_size: Sequence[float] | None
-) -> float | None:
-    """GUI-R1's accuracy rule on parsed actions: 0 unless the GUI-R1 names agree (case-insensitive); then a click
-    needs its point strictly inside ``bbox`` [x1, y1, x2, y2] when there is one, else less than 140 pixels from
-    the ground-truth point (pixels of ``screen_size``, the resized screenshot); type / select / scroll need
-    ``guir1_text_f1`` >= 0.5 (a scroll's text is its direction); any other name scores 1. None for a click ground
-    truth without a screen size (140 pixels of nothing). Example: gt open_app "Clock", pred open_app "Maps" -> 1.0.
-    """
-    gt_name = guir1_name(gt)
-    if gt_name == "click" and screen_size is None:
-        return None
-    if pred is None or gt_name is None or (guir1_name(pred) or "").lower() != gt_name.lower():
-        return 0.0
-    if gt_name == "click":
-        px, py = _pixels(pred.x, pred.y, screen_size)
-        if bbox is not None:
-            x1, y1 = _pixels(bbox[0], bbox[1], screen_size)
-            x2, y2 = _pixels(bbox[2], bbox[3], screen_size)
-            return float(x1 < px < x2 and y1 < py < y2)
-        gx, gy = _pixels(gt.x, gt.y, screen_size)
-        return float((px - gx) ** 2 + (py - gy) ** 2 < GUIR1_CLICK_PIXELS**2)
-    if gt_name in GUIR1_TEXT_NAMES:
-        return float(guir1_text_f1(guir1_text(pred), guir1_text(gt)) >= GUIR1_TEXT_F1)
-    return 1.0
 
 
 def guir1_accuracy_reward(
@@ -604,10 +363,9 @@ def guir1_format_reward(
     scores: list[float | None] = []
     for completion in completions:
         try:
-            text = completion_text(completion)
-            ok = isinstance(text, str) and _GUIR1_OUTER.fullmatch(text) is not None
-            entries = read_literal(answer_content(text)) if ok else None
-            ok = ok and isinstance(entries, list) and all(_guir1_entry_ok(entry) for entry in entries)
+            answer = guir1_answer(completion_text(completion))
+            entries = read_literal(answer) if answer is not None else None
+            ok = isinstance(entries, list) and all(_guir1_entry_ok(entry) for entry in entries)
             scores.append(1.0 if ok else 0.0)
         except Exception:  # "never raises"; an answer that is not a literal fails GUI-R1's check too
             scores.append(0.0)
@@ -618,7 +376,8 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "accuracy": accuracy_reward,
     "format": format_reward,
     "action_type": action_type_reward,
-    "action_match": action_match_reward,
+    "step_success": step_success_reward,
+    "action_match": action_match_reward,  # deprecated alias of step_success
     "click_distance": click_distance_reward,
     "click_gaussian": click_gaussian_reward,
     "text_f1": text_f1_reward,
@@ -653,7 +412,7 @@ def reward_params(name: str) -> dict[str, Any]:
 
 def _check_values(name: str, params: dict[str, Any]) -> None:
     for key, value in params.items():
-        if not _is_number(value) or not math.isfinite(value) or value < 0:
+        if not is_number(value) or not math.isfinite(value) or value < 0:
             raise ValueError(f"reward {name!r}: parameter {key!r} must be a finite number >= 0, got {value!r}")
     if name in ("click_distance", "episode_click_distance") and not params["threshold"] < params["cutoff"]:
         raise ValueError(f"reward {name!r}: threshold must be below cutoff, got {params}")

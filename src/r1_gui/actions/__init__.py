@@ -5,14 +5,24 @@ the rewards and the evaluation:
 
 - ``parse_action(text, format="auto", *, coordinates=None, image_size=None) -> Action | None``
 - ``format_action(action, format="aguvis", *, coordinates=None, image_size=None) -> str``
-- ``extract_action(completion, *, coordinates=None, image_size=None) -> Action | None``
+- ``extract_action(completion, *, coordinates=None, image_size=None) -> Action | None``, ``styled_action`` and the
+  other readers of a whole completion, with the one table of its markers (``r1_gui.actions.completion``)
 - ``same_arguments(pred, gt) -> bool``; ``Action.to_dict()`` / ``Action.from_dict(d)``
-- ``smart_resize``, ``resized_size`` and point conversions between normalized, 0-1000, 999-grid and pixels.
+- ``smart_resize``, ``resized_size`` and point conversions between normalized, 0-1000, 999-grid and pixels;
+  ``read_bbox``, the one rule for a target box [x1, y1, x2, y2].
 
 Formats: ``aguvis`` (pyautogui / mobile code, ``r1_gui.actions.aguvis``), ``guir1`` (GUI-R1 dict lists,
 ``r1_gui.actions.guir1``), ``mobile_use`` (Qwen3-VL tool calls, ``r1_gui.actions.mobile_use``).
 """
 
+from .completion import (
+    OS_MARKERS,
+    answer_content,
+    completion_text,
+    extract_action,
+    original_call,
+    styled_action,
+)
 from .coords import (
     COORDINATE_SYSTEMS,
     coordinate_scale,
@@ -21,6 +31,7 @@ from .coords import (
     normalize_point,
     normalized_to_pixels,
     pixels_to_normalized,
+    read_bbox,
     resized_size,
     smart_resize,
 )
@@ -35,7 +46,7 @@ from .core import (
     Action,
     same_arguments,
 )
-from .parse import DEFAULT_COORDINATES, FORMATS, completion_text, extract_action, format_action, parse_action
+from .parse import DEFAULT_COORDINATES, FORMATS, format_action, parse_action
 
 __all__ = [
     "ACTION_TYPES",
@@ -45,10 +56,12 @@ __all__ = [
     "DIRECTIONS",
     "FIELDS_BY_TYPE",
     "FORMATS",
+    "OS_MARKERS",
     "POINT_TYPES",
     "STATUSES",
     "TEXT_TYPES",
     "Action",
+    "answer_content",
     "completion_text",
     "coordinate_scale",
     "coordinate_tolerance",
@@ -57,9 +70,12 @@ __all__ = [
     "format_action",
     "normalize_point",
     "normalized_to_pixels",
+    "original_call",
     "parse_action",
     "pixels_to_normalized",
     "resized_size",
+    "read_bbox",
     "same_arguments",
     "smart_resize",
+    "styled_action",
 ]

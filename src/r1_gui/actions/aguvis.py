@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action
+from .core import Action, is_number
 
 SCROLL_PAGE = 0.1  # magnitude written by the formatter; the parser keeps only the sign
 
@@ -112,12 +112,8 @@ def _bind(call: ast.Call, params: tuple[str, ...], varargs: bool) -> dict[str, A
     return bound
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _point(x: Any, y: Any, scale: tuple[float, float]) -> tuple[float, float] | None:
-    if not (_is_number(x) and _is_number(y)):
+    if not (is_number(x) and is_number(y)):
         return None
     unit_x, unit_y = to_unit(x, scale[0]), to_unit(y, scale[1])
     return None if unit_x is None or unit_y is None else (unit_x, unit_y)
@@ -158,7 +154,7 @@ def _build(name: str, action_type: str, args: dict[str, Any], scale: tuple[float
         seconds = args.get("seconds")
         if seconds is None:
             return Action("wait")
-        return Action("wait", seconds=seconds) if _is_number(seconds) and 0 <= seconds < float("inf") else None
+        return Action("wait", seconds=seconds) if is_number(seconds) and 0 <= seconds < float("inf") else None
     if action_type == "terminate":
         status = args.get("status")
         return Action("terminate", status=status) if status in ("success", "failure") else None
@@ -167,7 +163,7 @@ def _build(name: str, action_type: str, args: dict[str, Any], scale: tuple[float
 
 def _build_scroll(name: str, args: dict[str, Any], scale: tuple[float, float]) -> Action | None:
     page = args.get("page")
-    if not _is_number(page) or page != page or page == 0:
+    if not is_number(page) or page != page or page == 0:
         return None
     horizontal = name.endswith("hscroll")
     direction = ("right" if page > 0 else "left") if horizontal else ("up" if page > 0 else "down")

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
+
+from .core import is_number
 
 COORDINATE_SYSTEMS = ("normalized", "grid1000", "grid999", "pixels")
 
@@ -164,3 +167,31 @@ def normalized_to_pixels(
     Example: ``normalized_to_pixels(0.5, 0.5, (1080, 2400), max_pixels=501760) == (224, 518)``.
     """
     return denormalize_point(x, y, "pixels", resized_size(*original_size, min_pixels, max_pixels))  # type: ignore[return-value]
+
+
+def read_bbox(value: Any, *, normalized: bool = False) -> tuple[float, float, float, float] | None:
+    """A target box [x1, y1, x2, y2] as four floats, or None when ``value`` is not one (an int too large for a
+    float raises OverflowError, as ``float()`` does).
+
+    The one box rule, at two strictnesses:
+
+    - default (dataset rows read by the rewards, the evaluation and AITW matching): any four values ``float()``
+      takes (numbers, numeric strings, numpy values), finite, with x1 <= x2 and y1 <= y2. Values outside [0, 1]
+      pass: AITW's box enlarging clips to the screen, and a reader of pixel boxes checks its own range.
+    - ``normalized=True`` (the builder, which writes the ``bbox`` column): a list or tuple of four real numbers
+      (no bools, no strings) with 0 <= x1 <= x2 <= 1 and 0 <= y1 <= y2 <= 1.
+
+    Example: ``read_bbox(["0.1", 0.2, 0.3, 0.4]) == (0.1, 0.2, 0.3, 0.4)``, but None with ``normalized=True``.
+    """
+    if normalized:
+        if not isinstance(value, (list, tuple)) or len(value) != 4 or not all(is_number(v) for v in value):
+            return None
+        x1, y1, x2, y2 = (float(v) for v in value)
+        return (x1, y1, x2, y2) if 0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0 else None
+    try:
+        box = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    if len(box) != 4 or not all(math.isfinite(v) for v in box) or box[2] < box[0] or box[3] < box[1]:
+        return None
+    return box  # type: ignore[return-value]

@@ -53,7 +53,8 @@ TEXT_TYPES = ("type", "open_app", "answer")
 COORDINATE_TOLERANCE = 5e-4
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool (JSON and Python literals both give bools that are ints)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -83,7 +84,7 @@ class Action:
             value = getattr(self, name)
             if value is None:
                 continue
-            if not _is_number(value) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            if not is_number(value) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"Action field {name!r} must be a finite number in [0, 1], got {value!r}")
             object.__setattr__(self, name, float(value))
         if self.text is not None and not isinstance(self.text, str):
@@ -100,7 +101,7 @@ class Action:
         if self.status is not None and self.status not in STATUSES:
             raise ValueError(f"Action field 'status' must be one of {STATUSES}, got {self.status!r}")
         if self.seconds is not None:
-            if not _is_number(self.seconds) or not math.isfinite(self.seconds) or self.seconds < 0:
+            if not is_number(self.seconds) or not math.isfinite(self.seconds) or self.seconds < 0:
                 raise ValueError(f"Action field 'seconds' must be a finite number >= 0, got {self.seconds!r}")
             object.__setattr__(self, "seconds", float(self.seconds))
         self._check_fields_for_type()
@@ -150,11 +151,11 @@ class Action:
         return cls(**data)
 
 
-def _normalized_text(text: str | None) -> str | None:
+def _stripped_text(text: str | None) -> str | None:
     return None if text is None else text.strip()
 
 
-def _normalized_keys(keys: tuple[str, ...] | None) -> tuple[str, ...] | None:
+def _lowercase_keys(keys: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if keys is None else tuple(key.strip().lower() for key in keys)
 
 
@@ -176,8 +177,8 @@ def same_arguments(pred: Action, gt: Action, *, tolerance: float = COORDINATE_TO
         if a is not None and abs(a - b) > tolerance + 1e-12:
             return False
     return (
-        _normalized_text(pred.text) == _normalized_text(gt.text)
-        and _normalized_keys(pred.keys) == _normalized_keys(gt.keys)
+        _stripped_text(pred.text) == _stripped_text(gt.text)
+        and _lowercase_keys(pred.keys) == _lowercase_keys(gt.keys)
         and pred.direction == gt.direction
         and pred.status == gt.status
         and pred.seconds == gt.seconds

@@ -31,10 +31,10 @@ from typing import Any
 
 from .aguvis import format_number, quote
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import DIRECTIONS, STATUSES, Action
+from .core import DIRECTIONS, STATUSES, Action, is_number
 
 NO_TEXT = "no input text"
-NO_POINT = (-100, -100)
+GUIR1_NO_POINT = (-100, -100)  # GUI-R1's point (pixels) for an action without one
 MAX_TEXT_CHARS = 100_000
 
 _POINT_NAMES = {
@@ -85,12 +85,8 @@ def read_literal(text: str) -> Any:
         raise ValueError(f"not a literal: {error}") from None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _point(value: Any, scale: tuple[float, float]) -> tuple[float, float] | None:
-    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(_is_number(v) for v in value):
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(is_number(v) for v in value):
         return None
     x, y = to_unit(value[0], scale[0]), to_unit(value[1], scale[1])
     return None if x is None or y is None else (x, y)
@@ -100,7 +96,7 @@ def _is_placeholder(value: Any) -> bool:
     """GUI-R1 writes [-100, -100] (or leaves the point out) for actions that take no point."""
     if value is None:
         return True
-    return isinstance(value, (list, tuple)) and any(_is_number(v) and v < 0 for v in value)
+    return isinstance(value, (list, tuple)) and any(is_number(v) and v < 0 for v in value)
 
 
 def _split_keys(text: Any) -> tuple[str, ...] | None:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action
+from .core import Action, is_number
 
 TOOL_NAME = "mobile_use"
 MAX_TEXT_CHARS = 100_000
@@ -42,12 +42,8 @@ _BUTTONS = {
 _STATUSES = {"success": "success", "failure": "failure", "fail": "failure"}
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _point(value: Any, scale: tuple[float, float]) -> tuple[float, float] | None:
-    if not isinstance(value, list) or len(value) != 2 or not all(_is_number(v) for v in value):
+    if not isinstance(value, list) or len(value) != 2 or not all(is_number(v) for v in value):
         return None
     x, y = to_unit(value[0], scale[0]), to_unit(value[1], scale[1])
     return None if x is None or y is None else (x, y)
@@ -92,7 +88,7 @@ def _build(arguments: dict, scale: tuple[float, float]) -> Action | None:
         seconds = arguments.get("time")
         if seconds is None:
             return Action("wait")
-        return Action("wait", seconds=seconds) if _is_number(seconds) and 0 <= seconds < float("inf") else None
+        return Action("wait", seconds=seconds) if is_number(seconds) and 0 <= seconds < float("inf") else None
     if name == "terminate":
         status = arguments.get("status")
         status = _STATUSES.get(status.strip().lower()) if isinstance(status, str) else None

@@ -41,11 +41,11 @@ their embedded images are written to OUTPUT_DIR/images/<id>.<ext>.
 
 from .cli import build_config, main, parse_args, summary_table
 from .core import INPUT_FORMATS, BuildConfig, BuildError, build, build_from
-from .records import SKIP_REASONS, Example
-from .writers import COLUMNS, EXPORTS
+from .sources import SKIP_REASONS, Example
+from .writers import DATASET_COLUMNS, EXPORTS
 
 __all__ = [
-    "COLUMNS",
+    "DATASET_COLUMNS",
     "EXPORTS",
     "INPUT_FORMATS",
     "SKIP_REASONS",

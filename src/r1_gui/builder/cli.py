@@ -9,7 +9,7 @@ from dataclasses import fields
 from r1_gui.cli_errors import UserError, cli_main
 
 from .core import INPUT_FORMATS, BuildConfig, build_from
-from .records import SKIP_REASONS
+from .sources import SKIP_REASONS
 from .writers import EXPORTS
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .guir1 import ImageColumn, guir1_example, load_guir1
-from .records import (
+from .sampling import select, split_by_episode
+from .sources import (
     GUIR1_HINT,
     SKIP_REASONS,
     BadRecord,
@@ -24,7 +25,6 @@ from .records import (
     level_in_name,
     load_aguvis,
 )
-from .sampling import select, split_by_episode
 from .writers import (
     EXPORTS,
     check_output_dir,

@@ -27,30 +27,29 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from r1_gui.actions import Action, format_action, parse_action
+from r1_gui.actions.guir1 import GUIR1_NO_POINT, NO_TEXT
 
-from .records import (
+from .sources import (
     PROBLEM_TEMPLATE,
     BadRecord,
     Example,
     check_image,
+    dataset_bbox,
     episode_and_step,
     history_text,
     in_episode_form,
-    normalized_box,
     parse_history,
 )
 
-COLUMNS = ("image", "instruction", "history", "gt_action", "gt_bbox", "gt_input_text", "task_type")
+GUIR1_COLUMNS = ("image", "instruction", "history", "gt_action", "gt_bbox", "gt_input_text", "task_type")
 REQUIRED_COLUMNS = ("image", "instruction", "gt_action")
-NO_TEXT = "no input text"
-NO_POINT = [-100.0, -100.0]
 TASK_TYPE = "high"  # our instructions are episode goals
 _EXTENSIONS = {"PNG": ".png", "JPEG": ".jpg", "WEBP": ".webp", "GIF": ".gif", "BMP": ".bmp"}
 
 
 def load_guir1(path: Path) -> pa.Table:
     """The table of a GUI-R1 parquet file; ValueError naming the file when it is unreadable or lacks columns."""
-    return read_parquet_with(path, REQUIRED_COLUMNS, "GUI-R1", f"a GUI-R1 file has {', '.join(COLUMNS)}")
+    return read_parquet_with(path, REQUIRED_COLUMNS, "GUI-R1", f"a GUI-R1 file has {', '.join(GUIR1_COLUMNS)}")
 
 
 def read_parquet_with(path: Path, required: tuple[str, ...], kind: str, expected: str) -> pa.Table:
@@ -118,7 +117,7 @@ def action_and_box(row: dict, size: tuple[int, int]):
     elif len(numbers) == 4 and min(numbers) >= 0:
         x1, y1, x2, y2 = numbers
         entry["point"] = [(x1 + x2) / 2, (y1 + y2) / 2]
-        box = normalized_box([x1 / size[0], y1 / size[1], x2 / size[0], y2 / size[1]])
+        box = dataset_bbox([x1 / size[0], y1 / size[1], x2 / size[0], y2 / size[1]])
     elif len(numbers) == 2:
         entry["point"] = numbers
     action = parse_action(json.dumps(entry), "guir1", coordinates="pixels", image_size=size)
@@ -236,12 +235,12 @@ def guir1_row(example: Example, image_bytes: bytes) -> dict:
 def guir1_fields(action: Action, width: float, height: float) -> tuple[str, list[float], str]:
     """(gt_action, gt_bbox, gt_input_text) of an action as a GUI-R1 row writes them, gt_bbox in pixels of a
     width x height screenshot: a swipe's start and end point (this project's extension), another action's point,
-    else NO_POINT."""
+    else GUI-R1's point for none (``GUIR1_NO_POINT``)."""
     entry = ast.literal_eval(format_action(action, "guir1", coordinates="normalized"))[0]
     if action.type == "swipe":
         gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
     elif action.point is not None:
         gt_bbox = [action.x * width, action.y * height]
     else:
-        gt_bbox = list(NO_POINT)
+        gt_bbox = [float(v) for v in GUIR1_NO_POINT]
     return entry["action"], gt_bbox, entry["input_text"]

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from r1_gui.actions import Action, format_action, parse_action
 
 from .guir1 import ImageColumn, history_steps, read_parquet_with, row_screenshot
-from .records import PROBLEM_TEMPLATE, BadRecord, Example, episode_and_step, history_text, in_episode_form
+from .sources import PROBLEM_TEMPLATE, BadRecord, Example, episode_and_step, history_text, in_episode_form
 
 REQUIRED_COLUMNS = ("images", "extra_info")
 GRID = 999

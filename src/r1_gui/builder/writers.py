@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from .guir1 import guir1_row
-from .records import IMAGE_PLACEHOLDER, Example
+from .sources import IMAGE_PLACEHOLDER, Example
 
-COLUMNS = (
+DATASET_COLUMNS = (
     "id", "image", "problem", "solution", "instruction", "history", "thought", "action", "action_json",
     "episode_id", "step", "source", "bbox",
 )  # fmt: skip
@@ -42,7 +42,7 @@ def split_schema(embed_images: bool, with_bbox: bool) -> pa.Schema:
     """The output columns; with embed_images, image is a datasets.Image feature ({"bytes", "path"})."""
     text = pa.string()
     types = {"history": pa.list_(text), "step": pa.int64(), "bbox": pa.list_(pa.float64())}
-    schema = pa.schema([(name, types.get(name, text)) for name in COLUMNS if with_bbox or name != "bbox"])
+    schema = pa.schema([(name, types.get(name, text)) for name in DATASET_COLUMNS if with_bbox or name != "bbox"])
     if embed_images:
         import datasets  # only here: importing datasets costs about a second
 
@@ -103,7 +103,7 @@ def dataset_card(name: str, splits: dict[str, int], inputs: list[str], with_bbox
     """README.md whose `configs` tell datasets.load_dataset(folder) that train/test are the two parquet files:
     without it, the parquet files of the guir1 export and the exported JSON would be picked up as well."""
     files = "".join(f"  - split: {split}\n    path: {split}.parquet\n" for split, rows in splits.items() if rows)
-    columns = ", ".join(name for name in COLUMNS if with_bbox or name != "bbox")
+    columns = ", ".join(name for name in DATASET_COLUMNS if with_bbox or name != "bbox")
     counts = ", ".join(f"{rows} {split}" for split, rows in splits.items())
     return (
         f"---\nconfigs:\n- config_name: default\n  data_files:\n{files}---\n# {name}\n\n"

@@ -84,7 +84,7 @@ class ModelPolicy:
         from PIL import Image
 
         from r1_gui.actions import extract_action
-        from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
+        from r1_gui.builder.sources import PROBLEM_TEMPLATE, history_text
         from r1_gui.envs.render import caption
         from r1_gui.evaluation.samples import screen_size
 

@@ -5,7 +5,7 @@
     observation, info = env.reset(options={"episode_id": "synthetic_000003"})
 
 The observation is the recorded screenshot of the current step and the instruction. A step *matches* when the
-agent's action and the recorded one agree by `r1_gui.aitw.step_success` (the AITW action match, plus the AITW text
+agent's action and the recorded one agree by `r1_gui.scoring.aitw.step_success` (the AITW action match, plus the AITW text
 match for typing), the function the evaluation scores `step_success` with. On a match the episode moves to the next
 recorded step; on a mismatch, `patch="none"` ends it as a failure, `patch="expert"` takes the recorded action
 instead and goes on, counting the mismatch (UI-S1's patch module). The episode succeeds when every step matched
@@ -28,9 +28,10 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from r1_gui import aitw
+from r1_gui.actions import read_bbox
 from r1_gui.envs.phone_env import ACTION_TEXT_SPACE, parse_step_input
-from r1_gui.evaluation.samples import ground_truth_action, open_screenshot, read_bbox  # how the evaluation reads a row
+from r1_gui.evaluation.samples import ground_truth_action, open_screenshot  # how the evaluation reads a row
+from r1_gui.scoring import aitw
 
 logger = logging.getLogger(__name__)
 

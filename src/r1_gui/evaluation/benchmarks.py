@@ -39,14 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from r1_gui import aitw
-from r1_gui.actions import Action, format_action
+from r1_gui.actions import Action, format_action, read_bbox
 from r1_gui.actions.guir1 import guir1_name
 from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
-from r1_gui.builder.records import PROBLEM_TEMPLATE, history_text
+from r1_gui.builder.sources import PROBLEM_TEMPLATE, history_text
 from r1_gui.evaluation import guir1_eval
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.predictions_file import json_line
+from r1_gui.scoring.aitw import text_matches
 
 
 @dataclass(frozen=True)
@@ -157,8 +157,8 @@ def _image(value: Any, folder: Path) -> Any:
 
 
 def _grounding_truth(row: dict, size: tuple[float, float]) -> tuple[Action | None, list[float] | None]:
-    box = number_list(row.get("gt_bbox"))
-    if len(box) != 4 or not (0 <= box[0] <= box[2] <= size[0] and 0 <= box[1] <= box[3] <= size[1]):
+    box = read_bbox(number_list(row.get("gt_bbox")))  # pixels of the original screenshot, inside it
+    if box is None or not (0 <= box[0] and box[2] <= size[0] and 0 <= box[1] and box[3] <= size[1]):
         return None, None
     unit = [box[0] / size[0], box[1] / size[1], box[2] / size[0], box[3] / size[1]]
     return Action("click", x=(unit[0] + unit[2]) / 2, y=(unit[1] + unit[3]) / 2), unit
@@ -246,7 +246,7 @@ def navigation_scores(pred: Action | None, gt: Action, bbox: Sequence[float] | N
     if gt.type == "scroll":
         text = type_match and pred.direction == gt.direction
     elif _name(gt) in TEXT_RULE_NAMES:
-        text = type_match and aitw.text_matches(pred.text, gt.text)
+        text = type_match and text_matches(pred.text, gt.text)
     step = type_match and grounding is not False and text is not False
     return {"type": type_match, "grounding": grounding, "text": text, "step": step}
 

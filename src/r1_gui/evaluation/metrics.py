@@ -1,10 +1,11 @@
 """Step metrics of AITW evaluation: pure functions, no I/O, no torch.
 
-Every per-sample score comes from the functions the training rewards call (``r1_gui.rewards.score_pair``, which
-calls ``r1_gui.actions.same_arguments``, ``r1_gui.aitw.actions_match`` and ``r1_gui.aitw.step_success``), and the
-prediction is read with the rewards' parser (``r1_gui.actions.extract_action``), so a reward and a metric can never
-disagree. The one metric of its own is ``paper_param_match``, the original R1-V-GUI-Agent comparison kept for
-comparing with its published table: it reads outputs as the original did (``r1_gui.rewards.original_call``).
+Every per-sample score comes from the functions the training rewards call (``r1_gui.scoring.score_pair``, which
+calls ``r1_gui.actions.same_arguments``, ``r1_gui.scoring.aitw.actions_match`` and ``r1_gui.scoring.aitw.step_success``),
+and the prediction is read with the rewards' parser (``r1_gui.actions.extract_action``), so a reward and a metric can
+never disagree (``r1_gui.scoring.REWARD_METRICS`` names the rewards that equal a metric). The one metric of its own
+is ``paper_param_match``, the original R1-V-GUI-Agent comparison kept for comparing with its published table: it
+reads outputs as the original did (``r1_gui.actions.original_call``).
 
     prediction, scores = score_output(output, ground_truth, solution=row["solution"], bbox=row["bbox"])
     metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.predictions_file``)
@@ -16,8 +17,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action
-from r1_gui.rewards import answer_content, original_call, score_pair
+from r1_gui.actions import ACTION_TYPES, Action, answer_content, extract_action, format_action, original_call
+from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
 
@@ -35,7 +36,7 @@ SCORE_NAMES = tuple(METRICS.values())
 def paper_param_match(output: str | None, gt_code: str | None) -> bool:
     """R1-V-GUI-Agent's "exact parameter" comparison (its eval/test_aitw.py), with its argument-less bug fixed.
 
-    Both texts are read with ``r1_gui.rewards.original_call``, the original's own reading (not r1_gui's parser): the
+    Both texts are read with ``r1_gui.actions.original_call``, the original's own reading (not r1_gui's parser): the
     text after the *first* ``assistantos`` (the whole output without one), then the first match of the call regex,
     line by line. True when the two argument texts are equal as they are, whatever the function names: no
     whitespace stripping, and the arguments end at the first ")".

@@ -26,7 +26,7 @@ GALLERY_DIR = "gallery"
 MAX_UNPARSED_LISTED = 200
 OUTPUT_CHARS = 200
 
-# The per-type table: its metric keys and their column headers (not a dataset's columns: see builder.COLUMNS).
+# The per-type table: its metric keys and their column headers (not a dataset's columns: see builder.DATASET_COLUMNS).
 PER_TYPE_TABLE_COLUMNS = {"num_samples": "samples", "parse_rate": "parsed", **{name: name for name in METRICS}}
 
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 import io
 import json
 import logging
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from r1_gui.actions import Action, extract_action, resized_size
+from r1_gui.actions import Action, extract_action, read_bbox, resized_size
 from r1_gui.evaluation.errors import EvaluationError
 
 logger = logging.getLogger(__name__)
@@ -55,19 +54,6 @@ def ground_truth_action(row: dict) -> Action | None:
         except ValueError:
             return None
     return None
-
-
-def read_bbox(value: Any) -> tuple[float, float, float, float] | None:
-    """A valid [x1, y1, x2, y2] box (normalized) as floats, else None."""
-    if value is None:
-        return None
-    try:
-        box = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
-        return None
-    if len(box) != 4 or not all(math.isfinite(v) for v in box) or box[2] < box[0] or box[3] < box[1]:
-        return None
-    return box  # type: ignore[return-value]
 
 
 def as_rows(dataset) -> Any:

@@ -3,7 +3,7 @@
 Each is called the way trl calls a reward, with the rollout's `episode` column (`r1_gui.multi_turn.rollout.Episode`,
 one per completion). The per-turn ones score each turn's action (as the environment parsed it from the model's
 text) against the environment's expert action *on that turn's screen*, with the single-step pair scores of
-`r1_gui.rewards`, and average over the turns where the score applies (None when it applies to none):
+`r1_gui.scoring`, and average over the turns where the score applies (None when it applies to none):
 
 | name | per turn | parameters |
 |---|---|---|
@@ -23,11 +23,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-
-def _single_step():
-    from r1_gui import rewards  # imported late: r1_gui.rewards imports this module to register these rewards
-
-    return rewards
+from r1_gui.actions import styled_action
+from r1_gui.scoring import click_distance_score, click_gaussian_score, text_f1_score
 
 
 def _turn_mean(episode: Any, score: Callable[[Any], float | None]) -> float | None:
@@ -59,9 +56,10 @@ def episode_format_reward(
     """Mean over turns of 1 when the turn is written as Thought -> Action -> one mobile_use `<tool_call>` whose
     action parses (the single-step `format` rule of the mobile_use style), else 0.
     Example: one turn well formed, one bare `<tool_call>` -> 0.5."""
-    styled = _single_step().styled_action
     return _per_episode(
-        completions, episode, lambda turn: float(styled(turn.text, "mobile_use", coordinates="grid999") is not None)
+        completions,
+        episode,
+        lambda turn: float(styled_action(turn.text, "mobile_use", coordinates="grid999") is not None),
     )
 
 
@@ -92,12 +90,13 @@ def episode_click_distance_reward(
 ):
     """Mean of `click_distance_score` over the turns whose expert action has a point; None when none has.
     Example: an exact click and one 0.17 away -> (1.0 + 0.5) / 2 = 0.75."""
-    distance = _single_step().click_distance_score
     return _per_episode(
         completions,
         episode,
         lambda turn: (
-            None if turn.expert_action is None else distance(turn.action, turn.expert_action, threshold, cutoff)
+            None
+            if turn.expert_action is None
+            else click_distance_score(turn.action, turn.expert_action, threshold, cutoff)
         ),
     )
 
@@ -114,11 +113,12 @@ def episode_click_gaussian_reward(
 ):
     """Mean of `click_gaussian_score` (no box: `sigma`) over the turns whose expert action has a point.
     Example: one click sigma off in x -> exp(-0.5) = 0.6065."""
-    gaussian = _single_step().click_gaussian_score
     return _per_episode(
         completions,
         episode,
-        lambda turn: None if turn.expert_action is None else gaussian(turn.action, turn.expert_action, None, sigma),
+        lambda turn: (
+            None if turn.expert_action is None else click_gaussian_score(turn.action, turn.expert_action, None, sigma)
+        ),
     )
 
 
@@ -127,9 +127,10 @@ def episode_text_f1_reward(
 ):
     """Mean of `text_f1_score` over the turns whose expert action carries text (type, open_app, answer).
     Example: typed "new york city" where the expert types "new york" -> 0.8."""
-    f1 = _single_step().text_f1_score
     return _per_episode(
-        completions, episode, lambda turn: None if turn.expert_action is None else f1(turn.action, turn.expert_action)
+        completions,
+        episode,
+        lambda turn: None if turn.expert_action is None else text_f1_score(turn.action, turn.expert_action),
     )
 
 

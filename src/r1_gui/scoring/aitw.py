@@ -1,8 +1,8 @@
 """Android-in-the-Wild action matching: the public reference rules (google-research ``android_in_the_wild``
 ``action_matching.py``), reimplemented in pure Python, and the bridge from ``r1_gui.actions.Action``.
 
-``actions_match`` is the single entry point that both the ``action_match`` reward and the evaluation metric use,
-so the two can never disagree. Points here are (y, x) in [0, 1], as in AITW.
+``actions_match`` and ``step_success`` are the single entry points that both the rewards and the evaluation metrics
+use (through ``r1_gui.scoring.pairs.score_pair``), so the two can never disagree. Points here are (y, x) in [0, 1], as in AITW.
 
 Arithmetic: the reference runs in JAX, whose default is float32, so every coordinate, box value and threshold is
 rounded to float32 and every subtraction, product, sum and square root is rounded to float32 as it happens, in the
@@ -26,7 +26,7 @@ import math
 import struct
 from collections.abc import Sequence
 
-from r1_gui.actions import Action
+from r1_gui.actions import Action, read_bbox
 
 TYPE = 3
 DUAL_POINT = 4
@@ -44,7 +44,7 @@ BOX_AUGMENT = 1.4  # an annotation box grows by 1.4 times its size, half on each
 # when it has none); the finger moves opposite to the scroll direction, as on a phone (scroll down = swipe up).
 SCROLL_STROKE = 0.3
 SCROLL_START = (0.5, 0.5)
-NO_POINT = (-1.0, -1.0)  # AITW's touch/lift for actions without a point
+AITW_NO_POINT = (-1.0, -1.0)  # AITW's touch/lift for actions without a point
 
 TAP_TYPES = ("click", "long_press", "double_click", "right_click")
 _FINGER_MOVE = {"down": (-1.0, 0.0), "up": (1.0, 0.0), "right": (0.0, -1.0), "left": (0.0, 1.0)}  # (dy, dx)
@@ -165,34 +165,33 @@ def to_aitw(action: Action) -> tuple[Point, Point, int] | None:
         type_id = PRESS_BACK
     elif kind == "home":
         type_id = PRESS_HOME
-    elif kind == "press" and _normalized_keys(action.keys) == ("enter",):
+    elif kind == "press" and _folded_keys(action.keys) == ("enter",):
         type_id = PRESS_ENTER
     elif kind == "terminate":
         type_id = STATUS_TASK_COMPLETE if action.status == "success" else STATUS_TASK_IMPOSSIBLE
-    return None if type_id is None else (NO_POINT, NO_POINT, type_id)
+    return None if type_id is None else (AITW_NO_POINT, AITW_NO_POINT, type_id)
 
 
 def bbox_to_annotation(bbox: Sequence[float]) -> tuple[float, float, float, float]:
     """The dataset's ``bbox`` [x1, y1, x2, y2] (normalized) as an AITW annotation (y, x, height, width).
 
-    Raises ValueError unless it is 4 finite numbers with x1 <= x2 and y1 <= y2.
+    Raises ValueError unless ``r1_gui.actions.read_bbox`` accepts it (4 finite numbers, x1 <= x2, y1 <= y2).
     Example: ``bbox_to_annotation([0.1, 0.2, 0.3, 0.6]) == (0.2, 0.1, 0.4, 0.2)`` (up to float rounding).
     """
-    try:
-        x1, y1, x2, y2 = (float(v) for v in bbox)
-    except (TypeError, ValueError):
-        raise ValueError(f"bbox must be [x1, y1, x2, y2], got {bbox!r}") from None
-    if not all(math.isfinite(v) for v in (x1, y1, x2, y2)) or x2 < x1 or y2 < y1:
-        raise ValueError(f"bbox must be finite with x1 <= x2 and y1 <= y2, got {bbox!r}")
+    box = read_bbox(bbox)
+    if box is None:
+        raise ValueError(f"bbox must be [x1, y1, x2, y2], finite, with x1 <= x2 and y1 <= y2, got {bbox!r}")
+    x1, y1, x2, y2 = box
     return y1, x1, y2 - y1, x2 - x1
 
 
-def _normalized_text(text: str | None) -> str:
+def _folded_text(text: str | None) -> str:
+    """Lowercase, whitespace runs collapsed to one space."""
     return " ".join((text or "").lower().split())
 
 
-def _normalized_keys(keys: tuple[str, ...] | None) -> tuple[str, ...]:
-    return tuple(_normalized_text(key) for key in keys or ())
+def _folded_keys(keys: tuple[str, ...] | None) -> tuple[str, ...]:
+    return tuple(_folded_text(key) for key in keys or ())
 
 
 def _same_non_aitw_action(pred: Action, gt: Action) -> bool:
@@ -200,9 +199,7 @@ def _same_non_aitw_action(pred: Action, gt: Action) -> bool:
     (move_to, drag_to) also need the points within the tap distance."""
     if pred.type != gt.type:
         return False
-    if _normalized_text(pred.text) != _normalized_text(gt.text) or _normalized_keys(pred.keys) != _normalized_keys(
-        gt.keys
-    ):
+    if _folded_text(pred.text) != _folded_text(gt.text) or _folded_keys(pred.keys) != _folded_keys(gt.keys):
         return False
     if pred.point is not None and gt.point is not None:
         return _taps_close(pred.point, gt.point)

@@ -1,4 +1,5 @@
-"""One training example per source record: the Aguvis stage-2 reader and the checks shared with GUI-R1 input.
+"""Source records: one training example per record, the Aguvis stage-2 reader and the checks shared with GUI-R1
+input.
 
 A record that fails a check raises ``BadRecord(reason, detail)``; the builder counts the reason (one of
 ``SKIP_REASONS``) and moves on, or stops there under ``--strict``. Checks run cheapest first: keys, turns, the
@@ -18,7 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from r1_gui.actions import Action, parse_action
+from r1_gui.actions import Action, parse_action, read_bbox
 
 SKIP_REASONS = ("missing_keys", "bad_turns", "duplicate_id", "unparsable_action", "missing_image", "unreadable_image")
 # The human turn of Aguvis stage 2 without its "<image>\n" placeholder (shared/NOTES.md section 2).
@@ -207,21 +208,15 @@ def aguvis_example(
         episode_id=episode_id,
         step=step,
         source=f"{file_name} ({level})" if level else file_name,
-        bbox=normalized_box(record.get("bbox")),
+        bbox=dataset_bbox(record.get("bbox")),
         system=system,
     )
 
 
-def normalized_box(value: Any) -> list[float] | None:
-    """[x1, y1, x2, y2] as floats when it is a valid normalized box, else None."""
-    if not isinstance(value, (list, tuple)) or len(value) != 4:
-        return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-        return None
-    x1, y1, x2, y2 = (float(v) for v in value)
-    if not (0.0 <= x1 <= x2 <= 1.0 and 0.0 <= y1 <= y2 <= 1.0):
-        return None
-    return [x1, y1, x2, y2]
+def dataset_bbox(value: Any) -> list[float] | None:
+    """The ``bbox`` column value of a source box: a list by ``read_bbox``'s normalized rule, else None."""
+    box = read_bbox(value, normalized=True)
+    return None if box is None else list(box)
 
 
 GUIR1_HINT = "a GUI-R1 parquet file? pass --input_format guir1"
