@@ -2,11 +2,12 @@
 
     python dataset/make_synthetic.py --output_dir data/synthetic-raw --episodes 200 --seed 0
 
-The code lives in r1_gui.synthetic (screens.py draws the screens, episodes.py scripts the tasks and writes the
-files), so tests, the demo and the benchmarks import it from the package; see episodes.py for every option.
+The code lives in r1_gui.synthetic (screens.py draws the screens, episodes.py scripts the tasks, records.py and
+writer.py write the files), so tests, the demo and the benchmarks import it from the package; see cli.py for
+every option.
 """
 
-from r1_gui.synthetic.episodes import main, parse_args
+from r1_gui.synthetic.cli import main, parse_args
 
 if __name__ == "__main__":
     main(parse_args())

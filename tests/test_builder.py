@@ -22,7 +22,8 @@ from r1_gui.builder import SKIP_REASONS, BuildError, build, writers
 from r1_gui.builder import main as builder_main
 from r1_gui.builder.sampling import balanced_quotas, select, split_by_episode
 from r1_gui.builder.sources import PROBLEM_TEMPLATE, episode_and_step, level_in_name, level_of, parse_history
-from r1_gui.synthetic import episodes as synthetic
+from r1_gui.synthetic import records as synthetic_records
+from r1_gui.synthetic import writer as synthetic
 
 REPO = Path(__file__).resolve().parents[1]
 WIDTH, HEIGHT = 224, 448
@@ -136,7 +137,7 @@ def test_llamafactory_export(built):
             row = by_image[item["images"][0]]
             system, user, assistant = item["messages"]
             assert [m["role"] for m in item["messages"]] == ["system", "user", "assistant"]
-            assert system["content"] == synthetic.SYSTEM_PROMPT
+            assert system["content"] == synthetic_records.SYSTEM_PROMPT
             assert user["content"] == "<image>" + row["problem"] and user["content"].count("<image>") == 1
             code = row["solution"].removeprefix("<answer>").removesuffix("</answer>")
             assert assistant["content"] == f"{row['thought']}\n{code}"

@@ -9,7 +9,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from r1_gui.synthetic import episodes as make_synthetic
+from r1_gui.actions import format_action, parse_action
+from r1_gui.actions.aguvis import format_number, quote
+from r1_gui.synthetic import screens
+from r1_gui.synthetic.cli import generator_config, main, parse_args
+from r1_gui.synthetic.episodes import (
+    ACTION_TYPES,
+    HALF_PAGE_SCROLL_CODE,
+    SyntheticConfig,
+    app_colors,
+    iter_episodes,
+    screen_fraction,
+    synthetic_config,
+)
+from r1_gui.synthetic.records import LEVELS, SYSTEM_PROMPT, box_fraction, make_records
+from r1_gui.synthetic.writer import GeneratorConfig, generate
 
 WIDTH, HEIGHT = 300, 650  # not the default size, so the size knob is exercised too
 HUMAN_PATTERN = re.compile(
@@ -41,7 +55,7 @@ def action_type(code: str) -> str:
 
 
 def load_levels(folder: Path) -> dict[str, list[dict]]:
-    return {level: json.loads((folder / f"synthetic-{level}.json").read_text()) for level in make_synthetic.LEVELS}
+    return {level: json.loads((folder / f"synthetic-{level}.json").read_text()) for level in LEVELS}
 
 
 def by_episode(records: list[dict]) -> dict[str, list[tuple[int, dict]]]:
@@ -56,7 +70,7 @@ def by_episode(records: list[dict]) -> dict[str, list[tuple[int, dict]]]:
 @pytest.fixture(scope="module")
 def small_dataset(tmp_path_factory) -> tuple[Path, dict]:
     folder = tmp_path_factory.mktemp("synthetic") / "out"
-    summary = make_synthetic.generate(folder, 28, seed=3, width=WIDTH, height=HEIGHT, progress=False)
+    summary = generate(folder, 28, seed=3, width=WIDTH, height=HEIGHT, progress=False)
     return folder, summary
 
 
@@ -67,7 +81,7 @@ def test_every_record_has_the_aguvis_schema(small_dataset):
     for record in levels["l1"]:
         assert list(record) == ["image", "conversations", "bbox"]
         system, human, plan, code = record["conversations"]
-        assert system == {"from": "system", "value": make_synthetic.SYSTEM_PROMPT}
+        assert system == {"from": "system", "value": SYSTEM_PROMPT}
         assert set(human) == {"from", "value"} and human["from"] == "human"
         assert HUMAN_PATTERN.match(human["value"]), human["value"]
         assert (plan["from"], plan["recipient"], plan["end_turn"]) == ("gpt", "all", False)
@@ -106,7 +120,7 @@ def test_steps_are_numbered_and_history_repeats_earlier_actions(small_dataset):
 
 
 def test_points_fall_inside_their_bbox_and_boxes_inside_the_screen():
-    records = make_synthetic.make_records(90, seed=1, click_jitter=0.5)["l1"]
+    records = make_records(90, seed=1, click_jitter=0.5)["l1"]
     pointed = 0
     for record in records:
         code, bbox = record["conversations"][3]["value"], record["bbox"]
@@ -123,9 +137,9 @@ def test_points_fall_inside_their_bbox_and_boxes_inside_the_screen():
 
 
 def test_every_promised_action_type_appears():
-    records = make_synthetic.make_records(70, seed=0)["l1"]
+    records = make_records(70, seed=0)["l1"]
     seen = {action_type(record["conversations"][3]["value"]) for record in records}
-    assert seen == set(make_synthetic.ACTION_TYPES)
+    assert seen == set(ACTION_TYPES)
 
 
 def test_targets_are_drawn_where_the_bbox_says(small_dataset):
@@ -139,7 +153,7 @@ def test_targets_are_drawn_where_the_bbox_says(small_dataset):
 
 
 def test_target_positions_vary_for_the_same_label():
-    records = make_synthetic.make_records(120, seed=0, task_mix=["launch_icon"])["l1"]
+    records = make_records(120, seed=0, task_mix=["launch_icon"])["l1"]
     boxes = defaultdict(set)
     for record in records:
         if record["bbox"]:
@@ -149,10 +163,10 @@ def test_target_positions_vary_for_the_same_label():
 
 
 def test_same_seed_is_byte_identical_and_other_seeds_differ(tmp_path):
-    first = make_synthetic.generate(tmp_path / "a", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
-    make_synthetic.generate(tmp_path / "b", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
-    make_synthetic.generate(tmp_path / "c", 7, seed=6, width=WIDTH, height=HEIGHT, progress=False)
-    for level in make_synthetic.LEVELS:
+    first = generate(tmp_path / "a", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
+    generate(tmp_path / "b", 7, seed=5, width=WIDTH, height=HEIGHT, progress=False)
+    generate(tmp_path / "c", 7, seed=6, width=WIDTH, height=HEIGHT, progress=False)
+    for level in LEVELS:
         name = f"synthetic-{level}.json"
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
@@ -164,7 +178,7 @@ def test_same_seed_is_byte_identical_and_other_seeds_differ(tmp_path):
 
 @pytest.mark.parametrize("interruption", [RuntimeError("disk full"), KeyboardInterrupt()])
 def test_interrupted_run_leaves_nothing_behind(tmp_path, monkeypatch, interruption):
-    render, calls = make_synthetic.screens.Screen.render, []
+    render, calls = screens.Screen.render, []
 
     def render_then_fail(screen, size):
         calls.append(1)
@@ -172,9 +186,9 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path, monkeypatch, interrupti
             raise interruption
         return render(screen, size)
 
-    monkeypatch.setattr(make_synthetic.screens.Screen, "render", render_then_fail)
+    monkeypatch.setattr(screens.Screen, "render", render_then_fail)
     with pytest.raises(type(interruption)):
-        make_synthetic.generate(tmp_path / "out", 10, width=WIDTH, height=HEIGHT, progress=False)
+        generate(tmp_path / "out", 10, width=WIDTH, height=HEIGHT, progress=False)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -184,16 +198,16 @@ def test_refuses_a_non_empty_output_dir_unless_overwrite(tmp_path):
     output.mkdir()
     (output / "keep.txt").write_text("mine")
     with pytest.raises(FileExistsError, match="overwrite"):
-        make_synthetic.generate(output, 2, images="none", progress=False)
+        generate(output, 2, images="none", progress=False)
     argv = ["--output_dir", str(output), "--episodes", "2", "--no_images", "--overwrite"]
     with pytest.raises(
         SystemExit, match=r"^error: --overwrite replaces only an earlier output .*not one: it holds keep\.txt"
     ):
-        make_synthetic.main(make_synthetic.parse_args(argv))
+        main(parse_args(argv))
     assert [path.name for path in output.iterdir()] == ["keep.txt"]
     (output / "keep.txt").unlink()
-    make_synthetic.generate(output, 2, images="stub", progress=False)
-    make_synthetic.generate(output, 2, images="none", overwrite=True, progress=False)
+    generate(output, 2, images="stub", progress=False)
+    generate(output, 2, images="none", overwrite=True, progress=False)
     assert sorted(path.name for path in output.iterdir()) == [f"synthetic-{level}.json" for level in ("l1", "l2", "l3")]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
 
@@ -209,46 +223,42 @@ def test_a_killed_run_leaves_a_partial_folder_that_the_next_run_removes(tmp_path
 
 
 def test_exact_record_count_with_stub_images_or_none(tmp_path):
-    summary = make_synthetic.generate(tmp_path / "stub", records=50, seed=2, images="stub", progress=False)
+    summary = generate(tmp_path / "stub", records=50, seed=2, images="stub", progress=False)
     records = load_levels(tmp_path / "stub")["l1"]
     assert summary["records"] == len(records) == 50
     assert all((tmp_path / "stub" / "images" / record["image"]).is_file() for record in records)
-    make_synthetic.generate(tmp_path / "json", records=50, seed=2, images="none", progress=False)
+    generate(tmp_path / "json", records=50, seed=2, images="none", progress=False)
     assert not (tmp_path / "json" / "images").exists()
-    assert (
-        load_levels(tmp_path / "json")
-        == load_levels(tmp_path / "stub")
-        == make_synthetic.make_records(records=50, seed=2)
-    )
+    assert load_levels(tmp_path / "json") == load_levels(tmp_path / "stub") == make_records(records=50, seed=2)
 
 
 def test_grid_and_task_mix_knobs():
-    records = make_synthetic.make_records(12, seed=0, grid=(2, 2), task_mix=["launch_icon", "icon_menu"])["l3"]
+    records = make_records(12, seed=0, grid=(2, 2), task_mix=["launch_icon", "icon_menu"])["l3"]
     first_steps = [r for r in records if r["image"].endswith("_0.jpg")]
     assert all("2x2 app grid" in r["conversations"][2]["value"] for r in first_steps)
     assert {action_type(r["conversations"][3]["value"]) for r in first_steps} == {"click", "long_press"}
     with pytest.raises(ValueError, match="launch_icon"):
-        make_synthetic.make_records(1, task_mix=["fly_to_moon"])
+        make_records(1, task_mix=["fly_to_moon"])
 
 
 def test_decimals_knob_shortens_coordinates():
-    codes = [r["conversations"][3]["value"] for r in make_synthetic.make_records(20, seed=0, decimals=1)["l1"]]
+    codes = [r["conversations"][3]["value"] for r in make_records(20, seed=0, decimals=1)["l1"]]
     points = [POINT_PATTERN.match(code) for code in codes]
     assert any(points)
     assert all(len(number.split(".")[1]) == 1 for point in points if point for number in point.groups())
     with pytest.raises(ValueError, match="decimals"):
-        make_synthetic.make_records(1, decimals=0)
+        make_records(1, decimals=0)
 
 
 def test_apps_knob_limits_the_app_names_and_each_app_keeps_its_colour():
-    records = make_synthetic.make_records(40, seed=0, grid=(2, 2), apps=4, task_mix=["launch_icon"])["l1"]
-    first_four = set(make_synthetic.screens.APP_NAMES[:4])
+    records = make_records(40, seed=0, grid=(2, 2), apps=4, task_mix=["launch_icon"])["l1"]
+    first_four = set(screens.APP_NAMES[:4])
     named = {r["conversations"][2]["value"].split("the ")[1].split(" app")[0] for r in records if "_0." in r["image"]}
     assert named <= first_four and len(named) > 1
-    colors = make_synthetic.app_colors()
+    colors = app_colors()
     assert len({colors[app] for app in first_four}) == 4  # up to 12 apps, every icon colour differs
     with pytest.raises(ValueError, match="apps must be between 4"):
-        make_synthetic.make_records(1, grid=(2, 2), apps=3)
+        make_records(1, grid=(2, 2), apps=3)
 
 
 @pytest.mark.parametrize(
@@ -263,16 +273,77 @@ def test_apps_knob_limits_the_app_names_and_each_app_keeps_its_colour():
     ],
 )
 def test_coordinate_format(value, text):
-    assert make_synthetic.coordinate(value) == text
+    assert format_number(screen_fraction(value)) == text
 
 
 def test_typed_text_is_quoted_safely():
-    assert make_synthetic.quoted("it's a \\ test") == "'it\\'s a \\\\ test'"
+    assert quote("it's a \\ test") == "'it\\'s a \\\\ test'"
 
 
 def test_cli_writes_json_and_prints_a_summary(tmp_path, capsys):
-    args = make_synthetic.parse_args(["--output_dir", str(tmp_path / "cli"), "--episodes", "14", "--no_images"])
-    summary = make_synthetic.main(args)
+    args = parse_args(["--output_dir", str(tmp_path / "cli"), "--episodes", "14", "--no_images"])
+    summary = main(args)
     assert summary["records"] == len(load_levels(tmp_path / "cli")["l2"])
     assert sum(summary["action_counts"].values()) == summary["records"]
     assert f"{summary['records']} records (14 episodes)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("interruption", [RuntimeError("disk full"), KeyboardInterrupt()])
+def test_an_interrupted_overwrite_leaves_the_earlier_output_as_it_was(tmp_path, monkeypatch, interruption):
+    output = tmp_path / "out"
+    generate(output, 3, seed=1, width=WIDTH, height=HEIGHT, progress=False)
+    before = {path: path.read_bytes() for path in output.rglob("*") if path.is_file()}
+    render, calls = screens.Screen.render, []
+
+    def render_then_fail(screen, size):
+        calls.append(1)
+        if len(calls) > 5:  # midway: some images of the new run are written, no JSON yet
+            raise interruption
+        return render(screen, size)
+
+    monkeypatch.setattr(screens.Screen, "render", render_then_fail)
+    with pytest.raises(type(interruption)):
+        generate(output, 10, seed=2, width=WIDTH, height=HEIGHT, overwrite=True, progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # no staging folder left beside it
+    assert {path: path.read_bytes() for path in output.rglob("*") if path.is_file()} == before
+
+
+def test_every_step_code_is_its_action_as_format_action_writes_it():
+    """One writer of action code: r1_gui.actions; the half-page scroll is the one hand-written call."""
+    config = synthetic_config(click_jitter=0.5, decimals=2)
+    steps = [step for _, episode in iter_episodes(config, 0, 70, None) for step in episode.steps]
+    assert {step.action_type for step in steps} == set(ACTION_TYPES)
+    for step in steps:
+        assert parse_action(step.code) == step.action, step.code
+        if step.action_type == "scroll":
+            assert step.code == HALF_PAGE_SCROLL_CODE
+        else:
+            assert step.code == format_action(step.action)
+
+
+def test_decimals_above_four_are_refused_as_format_action_writes_four():
+    assert format_number(screen_fraction(0.123456, 2)) == "0.12"
+    with pytest.raises(ValueError, match="decimals must be between 1 and 4"):
+        make_records(1, decimals=5)
+
+
+def test_box_fraction_divides_by_the_screen_size():
+    assert box_fraction((30, 65, 150, 130), screens.Size(300, 650)) == [0.1, 0.1, 0.5, 0.2]
+    assert box_fraction(None, screens.Size(300, 650)) is None
+
+
+def test_the_command_line_builds_the_generator_config_once():
+    argv = ["--output_dir", "x", "--records", "9", "--seed", "4", "--width", "224", "--height", "448", "--grid",
+            "2x2", "--task_mix", "go_home,go_back", "--click_jitter", "0.2", "--decimals", "2", "--apps", "6",
+            "--image_stub", "--jpeg_quality", "70"]  # fmt: skip
+    expected = GeneratorConfig(
+        records=9,
+        seed=4,
+        synthetic=SyntheticConfig(224, 448, (2, 2), ("go_home", "go_back"), 0.2, 2, 6),
+        images="stub",
+        jpeg_quality=70,
+    )
+    assert generator_config(parse_args(argv)) == expected
+    assert generator_config(parse_args(["--output_dir", "x", "--episodes", "3"])) == GeneratorConfig(episodes=3)
+    with pytest.raises(ValueError, match="exactly one of episodes"):
+        GeneratorConfig()

@@ -1,6 +1,9 @@
-"""The synthetic twin of AITW: phone screens drawn with PIL (`screens`) and scripted episodes in the Aguvis
-stage-2 schema (`episodes`). Command line: `python dataset/make_synthetic.py --output_dir DIR --episodes N`."""
+"""The synthetic twin of AITW: phone screens drawn with PIL (`screens`), scripted episodes of seven task families
+(`episodes`), their Aguvis stage-2 records (`records`), the files they are written to (`writer`) and the command
+line (`cli`: `python dataset/make_synthetic.py --output_dir DIR --episodes N`); GUI-R1-format test sets
+(`benchmark_sets`)."""
 
-from r1_gui.synthetic.episodes import generate, make_records
+from r1_gui.synthetic.records import make_records
+from r1_gui.synthetic.writer import generate
 
 __all__ = ["generate", "make_records"]

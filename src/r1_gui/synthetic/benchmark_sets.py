@@ -23,7 +23,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from r1_gui.actions import parse_action
 from r1_gui.builder.guir1 import TASK_TYPE, guir1_fields
 from r1_gui.builder.sources import history_text
 from r1_gui.synthetic.episodes import iter_episodes, synthetic_config
@@ -32,6 +31,9 @@ FORMATS = ("guir1", "screenspot")
 FILES = {"guir1": "synthetic_guir1_test.parquet", "screenspot": "synthetic_screenspot_test.parquet"}
 ELEMENTS_PER_SCREEN = 3
 ICON_ELEMENTS = ("icon", "switch", "back_button", "enter_key")
+# The SyntheticConfig settings a test set takes: clicks stay at element centres with 4 decimals (no click_jitter,
+# no decimals), so a ground-truth point is its element's centre.
+SCREEN_SETTINGS = ("width", "height", "grid", "task_mix", "apps")
 
 
 def _png(screen, size) -> bytes:
@@ -48,7 +50,7 @@ def _label(name: str) -> str:
 
 
 def _navigation_row(episode, number: int, step, size, image_path: str) -> dict:
-    action = parse_action(step.code, "aguvis")
+    action = step.action
     gt_action, gt_bbox, gt_input_text = guir1_fields(action, size.width, size.height)
     if step.target is not None and action.type != "swipe":  # the target element's box, not only its point
         gt_bbox = [float(v) for v in step.target]
@@ -85,7 +87,7 @@ def write_benchmark_set(
     output_dir: str | Path, format: str, episodes: int, seed: int = 0, *, overwrite: bool = False, **config
 ) -> dict:
     """Write the ``format`` test set of ``episodes`` synthetic episodes into output_dir; a summary (rows, file).
-    ``config``: the synthetic screens' settings (width, height, grid, task_mix, apps). An existing file is
+    ``config``: the synthetic screens' settings (``SCREEN_SETTINGS``). An existing file is
     replaced only with ``overwrite``."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")

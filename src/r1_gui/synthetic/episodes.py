@@ -1,22 +1,6 @@
-"""Synthetic twin of the Aguvis AITW data: scripted phone episodes rendered with PIL.
+"""Scripted phone episodes: the seven task families, the world whose screens they act on, and the episode order.
 
-    python dataset/make_synthetic.py --output_dir data/synthetic --episodes 200 --seed 0
-    python dataset/make_synthetic.py --output_dir data/synthetic_small --episodes 500 --width 224 --height 448 \
-        --grid 2x2 --task_mix launch_icon,open_app
-    python dataset/make_synthetic.py --output_dir data/bench --records 19000 --image_stub   # builder benchmark
-
-writes
-
-    DIR/images/synthetic_<episode>_<step>.jpg
-    DIR/synthetic-l1.json, DIR/synthetic-l2.json, DIR/synthetic-l3.json
-
-in the Aguvis stage-2 schema (shared/NOTES.md section 2): one record per step, the same records in the three
-files, which differ only in the plan turn (l1 "Action: ...", l2 adds "Thought:", l3 adds "Observation:").
-Each record also carries "bbox", the normalized [x1, y1, x2, y2] box of the element the step acts on (null for
-actions without a target), which the builder keeps as its bbox column. The system and human turns are plain
-{"from", "value"} as in the released files; the two gpt turns carry "recipient" and "end_turn".
-
-Tasks (--task_mix, default all, episodes cycle through them in this order):
+Tasks (``SyntheticConfig.task_mix``, default all; episodes cycle through them in this order):
     launch_icon     "Open the Clock app": click the labelled icon (maybe wait for loading), terminate
     open_app        the same wording when no icon is on screen: mobile.open_app, terminate
     web_search      click the search field, type, press enter (maybe wait), click the named result, terminate
@@ -25,61 +9,23 @@ Tasks (--task_mix, default all, episodes cycle through them in this order):
     go_back         open a list item and go back, or go back from a detail page, terminate
     go_home         press home (then maybe click an icon), terminate
 Layouts, colours, grid positions, list contents and wording are drawn from the seed, so a target's position is
-never fixed by its label. Same seed and arguments give byte-identical JSON and images.
-
-Knobs for small models: --width/--height (screens scale with the width), --grid ROWSxCOLS (fewer, larger
-icons), --task_mix, --click_jitter (0 clicks element centres; f jitters up to f of the half-size), --decimals
-(digits of click coordinates: 4 as in Aguvis data; 2 is ample for AITW's 0.14 match radius and shorter to write).
-Fast record files: --no_images writes only the JSON; --image_stub writes an 8x8 placeholder JPEG per record
-(for benchmarks that only check the files exist); --records N stops at exactly N records (the last episode
-may end early) instead of --episodes.
+never fixed by its label. Each step's action is an ``r1_gui.actions.Action``, written with ``format_action``.
+r1_gui.envs builds its environment on ``World`` and words its tasks with ``INSTRUCTIONS``.
 """
 
 from __future__ import annotations
 
-import argparse
-import io
-import json
-import logging
 import random
-import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 
-from PIL import Image
-from tqdm import tqdm
-
-from r1_gui.builder.writers import check_output_dir, staging
-from r1_gui.cli_errors import cli_main, user_errors
+from r1_gui.actions import Action, format_action
 from r1_gui.synthetic import screens
 
-logger = logging.getLogger(__name__)
-
-SUBSET = "synthetic"
-LEVELS = ("l1", "l2", "l3")
-OUTPUT_FILES = (
-    *(f"{SUBSET}-{level}.json" for level in LEVELS),
-    f"images/{SUBSET}_*.jpg",
-)  # what --overwrite may replace
 ACTION_TYPES = (
     "click", "long_press", "type", "press_enter", "scroll", "swipe", "back", "home", "open_app", "wait", "terminate",
 )  # fmt: skip
-SYSTEM_PROMPT = (
-    "You are a GUI agent operating an Android phone. Each turn you receive a screenshot of the current screen, "
-    "the user's instruction and the actions taken so far. Decide the single next action and output it as one "
-    "line of Python code using the pyautogui and mobile APIs: pyautogui.click(x=, y=), pyautogui.write(message=''), "
-    "pyautogui.press(keys=['enter']), pyautogui.scroll(page=), mobile.swipe(from_coord=[x, y], to_coord=[x, y]), "
-    "mobile.long_press(x=, y=), mobile.back(), mobile.home(), mobile.open_app(app_name=''), "
-    "mobile.wait(seconds=), mobile.terminate(status='success' or 'failure'). Coordinates are fractions of the "
-    "screen width and height, between 0 and 1."
-)
-HUMAN_TEMPLATE = (
-    "<image>\nPlease generate the next move according to the ui screenshot, instruction and previous actions."
-    "\n\nInstruction: {instruction}\n\nPrevious actions:\n{history}"
-)
 QUERIES = (
     "pizza near me", "weather tomorrow", "cheap flights to boston", "how to tie a tie", "best hiking trails",
     "python tutorial", "movie times tonight", "banana bread recipe", "nearest gas station", "world cup scores",
@@ -105,7 +51,6 @@ INSTRUCTIONS = {
 GO_HOME_WORDING = ("Go to the home screen", "Return to the home screen")
 MENU_OPTIONS = ("App info", "Remove", "Uninstall", "Widgets", "Edit", "Pause app")
 WEEKDAYS, MONTHS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), ("Jan", "Mar", "May", "Jul", "Sep", "Nov")
-STUB_JPEG_SIDE = 8
 ALL_APPS = len(screens.APP_NAMES)
 
 
@@ -115,23 +60,23 @@ def app_colors() -> dict[str, screens.Color]:
     return {app: palette[index % len(palette)] for index, app in enumerate(screens.APP_NAMES)}
 
 
-def coordinate(value: float, decimals: int = 4) -> str:
-    """A screen fraction as Aguvis writes it: at most `decimals` (4 in Aguvis data) decimals, trailing zeros
-    trimmed (0.5, 0.0625)."""
-    text = f"{min(1.0, max(0.0, value)):.{decimals}f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
+def screen_fraction(value: float, decimals: int = 4) -> float:
+    """A screen fraction as the action code gives it: clamped to the screen and rounded to ``decimals`` (at most
+    4, all ``format_action`` writes; Aguvis data uses up to 4)."""
+    return round(min(1.0, max(0.0, value)), decimals)
 
 
-def quoted(text: str) -> str:
-    """A Python single-quoted string literal for typed text."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+# Action keeps only a scroll's direction and format_action writes page=-0.1; these episodes scroll half a page
+# (``scroll_settings``), and their code says so. parse_action reads it back as Action("scroll", direction="down").
+HALF_PAGE_SCROLL_CODE = "pyautogui.scroll(page=-0.5)"
 
 
 @dataclass
 class Step:
     screen: screens.Screen
-    action_type: str
-    code: str
+    action_type: str  # one of ACTION_TYPES ("press_enter" is a press of Enter)
+    action: Action
+    code: str  # the action as Aguvis code: format_action(action), except for HALF_PAGE_SCROLL_CODE
     description: str  # the l1 "Action:" text, repeated in later steps' history
     thought: str
     target: screens.Box | None = None  # pixel box of the element acted on
@@ -145,7 +90,7 @@ class Episode:
 
 
 class Script:
-    """Records one episode's steps and writes their action code for the screen size."""
+    """Records one episode's steps, with their actions placed on the screen size."""
 
     def __init__(
         self, episode: Episode, size: screens.Size, rng: random.Random, click_jitter: float, decimals: int = 4
@@ -153,45 +98,60 @@ class Script:
         self.episode, self.size, self.rng, self.click_jitter = episode, size, rng, click_jitter
         self.decimals = decimals
 
-    def _point(self, box: screens.Box) -> str:
+    def _point(self, box: screens.Box) -> dict[str, float]:
         x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
         if self.click_jitter:
             x += self.rng.uniform(-1, 1) * self.click_jitter * (box[2] - box[0]) / 2
             y += self.rng.uniform(-1, 1) * self.click_jitter * (box[3] - box[1]) / 2
-        x, y = coordinate(x / self.size.width, self.decimals), coordinate(y / self.size.height, self.decimals)
-        return f"x={x}, y={y}"
+        width, height = self.size.width, self.size.height
+        return {"x": screen_fraction(x / width, self.decimals), "y": screen_fraction(y / height, self.decimals)}
 
-    def act(self, screen: screens.Screen, action_type: str, code: str, description: str, thought: str, target=None):
-        self.episode.steps.append(Step(screen, action_type, code, description, thought, target))
+    def act(
+        self,
+        screen: screens.Screen,
+        action_type: str,
+        action: Action,
+        description: str,
+        thought: str,
+        target: screens.Box | None = None,
+        code: str | None = None,
+    ):
+        code = format_action(action) if code is None else code
+        self.episode.steps.append(Step(screen, action_type, action, code, description, thought, target))
 
     def click(self, screen: screens.Screen, element: str, description: str, thought: str, long_press: bool = False):
         box = screen.elements(self.size)[element]  # a KeyError here is a scripting bug: the target is not shown
-        if long_press:
-            self.act(screen, "long_press", f"mobile.long_press({self._point(box)})", description, thought, box)
-        else:
-            self.act(screen, "click", f"pyautogui.click({self._point(box)})", description, thought, box)
+        kind = "long_press" if long_press else "click"
+        self.act(screen, kind, Action(kind, **self._point(box)), description, thought, box)
 
     def type(self, screen: screens.Screen, text: str, thought: str):
-        code = f"pyautogui.write(message={quoted(text)})"
-        self.act(screen, "type", code, f"Type '{text}' into the search field.", thought)
+        self.act(screen, "type", Action("type", text=text), f"Type '{text}' into the search field.", thought)
 
     def press_enter(self, screen: screens.Screen, thought: str):
-        self.act(screen, "press_enter", "pyautogui.press(keys=['enter'])", "Press Enter to search.", thought)
+        self.act(screen, "press_enter", Action("press", keys=("enter",)), "Press Enter to search.", thought)
 
     def wait(self, screen: screens.Screen, thought: str):
-        self.act(screen, "wait", "mobile.wait(seconds=3)", "Wait for the page to load.", thought)
+        self.act(screen, "wait", Action("wait", seconds=3), "Wait for the page to load.", thought)
 
     def back(self, screen: screens.Screen, thought: str):
-        self.act(screen, "back", "mobile.back()", "Go back to the previous screen.", thought)
+        self.act(screen, "back", Action("back"), "Go back to the previous screen.", thought)
 
     def home(self, screen: screens.Screen, thought: str):
-        self.act(screen, "home", "mobile.home()", "Go to the home screen.", thought)
+        self.act(screen, "home", Action("home"), "Go to the home screen.", thought)
 
     def open_app(self, screen: screens.Screen, app: str, thought: str):
-        self.act(screen, "open_app", f"mobile.open_app(app_name={quoted(app)})", f"Open the {app} app.", thought)
+        self.act(screen, "open_app", Action("open_app", text=app), f"Open the {app} app.", thought)
 
     def terminate(self, screen: screens.Screen, thought: str):
-        self.act(screen, "terminate", "mobile.terminate(status='success')", "The task is complete.", thought)
+        self.act(screen, "terminate", Action("terminate", status="success"), "The task is complete.", thought)
+
+    def swipe_up(self, screen: screens.Screen, description: str, thought: str):
+        """A swipe from 70% to 30% of the screen height, in the middle."""
+        self.act(screen, "swipe", Action("swipe", x=0.5, y=0.7, x2=0.5, y2=0.3), description, thought)
+
+    def scroll_half_page_down(self, screen: screens.Screen, description: str, thought: str):
+        action = Action("scroll", direction="down")
+        self.act(screen, "scroll", action, description, thought, code=HALF_PAGE_SCROLL_CODE)
 
 
 class World:
@@ -329,12 +289,11 @@ def scroll_settings(
     size, thought = script.size, f"{setting} is not among the visible settings, so I scroll down to find it."
     if use_swipe:
         shift = round(0.4 * size.height)
-        code = "mobile.swipe(from_coord=[0.5, 0.7], to_coord=[0.5, 0.3])"
-        script.act(screen, "swipe", code, "Swipe up to see more settings.", thought)
+        script.swipe_up(screen, "Swipe up to see more settings.", thought)
     else:
         top, bottom = screens.SettingsScreen.viewport(size)
         shift = round(0.5 * (bottom - top))
-        script.act(screen, "scroll", "pyautogui.scroll(page=-0.5)", "Scroll down to see more settings.", thought)
+        script.scroll_half_page_down(screen, "Scroll down to see more settings.", thought)
     scroll_px = min(screen.scroll_px + shift, screen.max_scroll(size))
     return screens.SettingsScreen(screen.theme, screen.clock, screen.title, screen.rows, scroll_px)
 
@@ -404,14 +363,14 @@ TASKS = {
 
 @dataclass(frozen=True)
 class SyntheticConfig:
-    """How screens look and which tasks run; see the module docstring for the knobs."""
+    """How screens look and which tasks run (the command line's knobs: r1_gui.synthetic.cli)."""
 
     width: int = 540
     height: int = 1170
     grid: tuple[int, int] = (5, 4)
     task_mix: tuple[str, ...] = tuple(TASKS)
     click_jitter: float = 0.0
-    decimals: int = 4  # digits of the screen fractions in the action code (Aguvis data: up to 4)
+    decimals: int = 4  # digits of the screen fractions in the action code (Aguvis data and format_action: up to 4)
     apps: int = ALL_APPS  # how many app names (the first ones) appear; 12 or fewer have distinct colours
 
     def __post_init__(self):
@@ -425,8 +384,10 @@ class SyntheticConfig:
         needed = max(1, (rows * cols * 3 + 4) // 5) + 1  # a home screen fills at least 3/5 of its grid
         if not needed <= self.apps <= len(screens.APP_NAMES):
             raise ValueError(f"apps must be between {needed} (for a {rows}x{cols} grid) and {len(screens.APP_NAMES)}")
-        if not 1 <= self.decimals <= 6:
-            raise ValueError(f"decimals must be between 1 and 6, got {self.decimals}")
+        if not 1 <= self.decimals <= 4:
+            raise ValueError(
+                f"decimals must be between 1 and 4 (format_action writes at most 4, as Aguvis data), got {self.decimals}"
+            )
         if not 0.0 <= self.click_jitter < 1.0:
             raise ValueError(
                 f"click_jitter is a fraction of the element's half-size in [0, 1), got {self.click_jitter}"
@@ -462,67 +423,7 @@ def iter_episodes(
         index += 1
 
 
-def image_name(episode_id: str, step: int) -> str:
-    return f"{SUBSET}_{episode_id}_{step}.jpg"
-
-
-def normalized_box(box: screens.Box | None, size: screens.Size) -> list[float] | None:
-    if box is None:
-        return None
-    x1, y1, x2, y2 = box
-    return [
-        round(x1 / size.width, 4),
-        round(y1 / size.height, 4),
-        round(x2 / size.width, 4),
-        round(y2 / size.height, 4),
-    ]
-
-
-def plan_text(step: Step, level: str, size: screens.Size) -> str:
-    """The plan turn: l1 "Action: ...", l2 adds the thought before it, l3 also the observation."""
-    text = f"Action: {step.description}"
-    if level in ("l2", "l3"):
-        text = f"Thought: {step.thought}\n{text}"
-    if level == "l3":
-        text = f"Observation: {step.screen.describe(size)}\n{text}"
-    return text
-
-
-def episode_records(episode_id: str, episode: Episode, size: screens.Size) -> dict[str, list[dict]]:
-    """The episode's records for each level, one per step, in the Aguvis stage-2 schema plus "bbox"."""
-    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
-    for number, step in enumerate(episode.steps):
-        history = "\n".join(f"Step {i + 1}: {done.description}" for i, done in enumerate(episode.steps[:number]))
-        human = HUMAN_TEMPLATE.format(instruction=episode.instruction, history=history or "None")
-        for level in LEVELS:
-            conversations = [
-                {"from": "system", "value": SYSTEM_PROMPT},
-                {"from": "human", "value": human},
-                {"from": "gpt", "value": plan_text(step, level, size), "recipient": "all", "end_turn": False},
-                {"from": "gpt", "value": step.code, "recipient": "os", "end_turn": True},
-            ]
-            record = {
-                "image": image_name(episode_id, number),
-                "conversations": conversations,
-                "bbox": normalized_box(step.target, size),
-            }
-            by_level[level].append(record)
-    return by_level
-
-
-def make_records(
-    episodes: int | None = None, seed: int = 0, *, records: int | None = None, **config
-) -> dict[str, list[dict]]:
-    """All records in memory, no images: {"l1": [...], "l2": [...], "l3": [...]}. `config`: SyntheticConfig fields."""
-    settings = synthetic_config(**config)
-    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
-    for episode_id, episode in iter_episodes(settings, seed, *_counts(episodes, records)):
-        for level, level_records in episode_records(episode_id, episode, settings.size).items():
-            by_level[level].extend(level_records)
-    return by_level
-
-
-def _counts(episodes: int | None, records: int | None) -> tuple[int | None, int | None]:
+def check_counts(episodes: int | None, records: int | None) -> tuple[int | None, int | None]:
     if (episodes is None) == (records is None):
         raise ValueError("pass exactly one of episodes (a number of episodes) or records (a number of records)")
     if (episodes if records is None else records) < 1:
@@ -535,188 +436,3 @@ def synthetic_config(
 ) -> SyntheticConfig:
     """The SyntheticConfig of these settings, with the defaults ``generate`` uses (``task_mix`` None: every task)."""
     return SyntheticConfig(width, height, tuple(grid), tuple(task_mix or TASKS), click_jitter, decimals, apps)
-
-
-def generate(
-    output_dir: str | Path,
-    episodes: int | None = None,
-    seed: int = 0,
-    *,
-    records: int | None = None,
-    width: int = 540,
-    height: int = 1170,
-    grid: tuple[int, int] = (5, 4),
-    task_mix: list[str] | tuple[str, ...] | None = None,
-    click_jitter: float = 0.0,
-    decimals: int = 4,
-    apps: int = ALL_APPS,
-    images: str = "jpeg",
-    jpeg_quality: int = 90,
-    overwrite: bool = False,
-    progress: bool = True,
-) -> dict:
-    """Write the synthetic dataset into output_dir and return a summary (counts, paths, speed).
-
-    images: "jpeg" renders every screenshot, "stub" writes an 8x8 placeholder JPEG per record, "none" only JSON.
-    Everything is written into a temporary folder beside output_dir and renamed into place at the end (the
-    builder's ``staging``, which also removes the folders a killed run left), so an interrupted run leaves nothing
-    behind. A non-empty output_dir is refused unless overwrite=True, and even then unless it holds only an earlier
-    output of this generator (``OUTPUT_FILES``).
-    """
-    if images not in ("jpeg", "stub", "none"):
-        raise ValueError(f"images must be 'jpeg', 'stub' or 'none', got {images!r}")
-    config = synthetic_config(width, height, grid, task_mix, click_jitter, decimals, apps)
-    counts = _counts(episodes, records)
-    output_dir = Path(output_dir)
-    check_output_dir(output_dir, overwrite, marker=f"{SUBSET}-{LEVELS[0]}.json", ours=OUTPUT_FILES)
-    with staging(output_dir) as folder:
-        summary = _write_dataset(folder, config, seed, counts, images, jpeg_quality, progress)
-    summary["output_dir"] = str(output_dir)
-    summary["files"] = {level: str(output_dir / f"{SUBSET}-{level}.json") for level in LEVELS}
-    summary["image_dir"] = str(output_dir / "images")
-    return summary
-
-
-def _write_dataset(
-    folder: Path, config: SyntheticConfig, seed: int, counts, images: str, quality: int, progress: bool
-) -> dict:
-    episodes, records = counts
-    image_dir = folder / "images"
-    if images != "none":
-        image_dir.mkdir()
-    stub = _stub_jpeg() if images == "stub" else b""
-    by_level: dict[str, list[dict]] = {level: [] for level in LEVELS}
-    actions, tasks, rendered, start = Counter(), Counter(), 0, time.perf_counter()
-    bar = tqdm(
-        total=records or episodes, unit="record" if records else "episode", disable=not progress, desc="synthetic"
-    )
-    for episode_id, episode in iter_episodes(config, seed, episodes, records):
-        for level, level_records in episode_records(episode_id, episode, config.size).items():
-            by_level[level].extend(level_records)
-        for number, step in enumerate(episode.steps):
-            path = image_dir / image_name(episode_id, number)
-            if images == "jpeg":
-                step.screen.render(config.size).save(path, "JPEG", quality=quality)
-                rendered += 1
-            elif images == "stub":
-                path.write_bytes(stub)
-        actions.update(step.action_type for step in episode.steps)
-        tasks[episode.task] += 1
-        bar.update(len(episode.steps) if records else 1)
-    bar.close()
-    for level, level_records in by_level.items():
-        text = json.dumps(level_records, ensure_ascii=False, indent=1)
-        (folder / f"{SUBSET}-{level}.json").write_text(text + "\n", encoding="utf-8")
-    seconds = time.perf_counter() - start
-    return {
-        "episodes": sum(tasks.values()),
-        "records": len(by_level["l1"]),
-        "images": images,
-        "images_rendered": rendered,
-        "seconds": round(seconds, 3),
-        "images_per_second": round(rendered / seconds, 1) if rendered else None,
-        "action_counts": {name: actions[name] for name in ACTION_TYPES if actions[name]},
-        "task_counts": dict(tasks),
-    }
-
-
-def _stub_jpeg() -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", (STUB_JPEG_SIDE, STUB_JPEG_SIDE), (128, 128, 128)).save(buffer, "JPEG", quality=50)
-    return buffer.getvalue()
-
-
-def parse_grid(text: str) -> tuple[int, int]:
-    try:
-        rows, cols = (int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"grid must look like 5x4 (rows x cols), got {text!r}") from None
-    return rows, cols
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--output_dir", required=True, help="folder to create (must be empty, or an earlier output with --overwrite)"
-    )
-    count = parser.add_mutually_exclusive_group(required=True)
-    count.add_argument("--episodes", type=int, help="number of episodes (each 2 to 6 records)")
-    count.add_argument("--records", type=int, help="stop at exactly this many records instead")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--width", type=int, default=540, help="screenshot width in pixels")
-    parser.add_argument("--height", type=int, default=1170, help="screenshot height in pixels")
-    parser.add_argument("--grid", type=parse_grid, default=(5, 4), help="home-screen app grid, ROWSxCOLS (default 5x4)")
-    parser.add_argument("--task_mix", default=None, help=f"comma-separated tasks, default all: {','.join(TASKS)}")
-    parser.add_argument("--click_jitter", type=float, default=0.0, help="click offset, fraction of the half-size")
-    parser.add_argument("--decimals", type=int, default=4, help="decimals of click coordinates (Aguvis: 4)")
-    parser.add_argument("--apps", type=int, default=ALL_APPS, help="app names in use (<= 12: one colour each)")
-    images = parser.add_mutually_exclusive_group()
-    images.add_argument("--no_images", action="store_true", help="write only the JSON files")
-    images.add_argument("--image_stub", action="store_true", help="write an 8x8 placeholder JPEG per record")
-    parser.add_argument("--jpeg_quality", type=int, default=90)
-    parser.add_argument(
-        "--format",
-        choices=("aguvis", "guir1", "screenspot"),
-        default="aguvis",
-        help="aguvis (default): the stage-2 episodes above; guir1 / screenspot: one GUI-R1-format test parquet "
-        "(navigation steps / element grounding) for eval/test_aitw.py --benchmark (r1_gui/synthetic/benchmark_sets.py)",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace an earlier output of this command in output_dir; a folder holding any other file is refused, "
-        "naming those files (nothing is deleted)",
-    )
-    return parser.parse_args(argv)
-
-
-@cli_main
-def main(args: argparse.Namespace) -> dict:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.format != "aguvis":
-        with user_errors():
-            return _benchmark_set(args)
-    # generate() checks its settings and the output folder before it writes anything; its ValueError and OSError
-    # (a full disk included) are reported as the user's, in one line.
-    with user_errors():
-        summary = generate(
-            args.output_dir,
-            args.episodes,
-            args.seed,
-            records=args.records,
-            width=args.width,
-            height=args.height,
-            grid=args.grid,
-            task_mix=args.task_mix.split(",") if args.task_mix else None,
-            click_jitter=args.click_jitter,
-            decimals=args.decimals,
-            apps=args.apps,
-            images="none" if args.no_images else "stub" if args.image_stub else "jpeg",
-            jpeg_quality=args.jpeg_quality,
-            overwrite=args.overwrite,
-        )
-    logger.info(
-        "wrote %d records of %d episodes in %.1f s", summary["records"], summary["episodes"], summary["seconds"]
-    )
-    speed = f", {summary['images_per_second']} images/s" if summary["images_per_second"] else ""
-    print(f"{summary['records']} records ({summary['episodes']} episodes) in {summary['output_dir']}{speed}")
-    print("actions: " + ", ".join(f"{name} {count}" for name, count in summary["action_counts"].items()))
-    return summary
-
-
-def _benchmark_set(args: argparse.Namespace) -> dict:
-    from r1_gui.synthetic.benchmark_sets import write_benchmark_set
-
-    if args.episodes is None:
-        raise SystemExit("error: --format guir1 / screenspot counts --episodes, not --records")
-    task_mix = args.task_mix.split(",") if args.task_mix else None
-    summary = write_benchmark_set(
-        args.output_dir, args.format, args.episodes, args.seed, overwrite=args.overwrite, width=args.width,
-        height=args.height, grid=args.grid, task_mix=task_mix, apps=args.apps,
-    )  # fmt: skip
-    print(f"{summary['rows']} rows in {summary['file']}")
-    return summary
-
-
-if __name__ == "__main__":
-    main(parse_args())
