@@ -2,7 +2,7 @@
 
     python dataset/make_synthetic.py --output_dir data/synthetic-raw --episodes 200 --seed 0
 
-The code lives in r1_gui.synthetic (screens.py draws the screens, episodes.py scripts the tasks, records.py and
+The code lives in r1_gui.synthetic (screens.py draws the screens, episodes.py scripts the tasks, aguvis_records.py and
 writer.py write the files), so tests, the demo and the benchmarks import it from the package; see cli.py for
 every option.
 """

@@ -12,6 +12,7 @@ from PIL import Image
 from r1_gui.actions import format_action, parse_action
 from r1_gui.actions.aguvis import format_number, quote
 from r1_gui.synthetic import screens
+from r1_gui.synthetic.aguvis_records import LEVELS, SYSTEM_PROMPT, box_fraction, make_records
 from r1_gui.synthetic.cli import generator_config, main, parse_args
 from r1_gui.synthetic.episodes import (
     ACTION_TYPES,
@@ -22,7 +23,6 @@ from r1_gui.synthetic.episodes import (
     screen_fraction,
     synthetic_config,
 )
-from r1_gui.synthetic.records import LEVELS, SYSTEM_PROMPT, box_fraction, make_records
 from r1_gui.synthetic.writer import GeneratorConfig, generate
 
 WIDTH, HEIGHT = 300, 650  # not the default size, so the size knob is exercised too

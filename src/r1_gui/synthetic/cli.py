@@ -6,7 +6,7 @@
     python dataset/make_synthetic.py --output_dir data/bench --records 19000 --image_stub   # builder benchmark
 
 writes DIR/images/synthetic_<episode>_<step>.jpg and DIR/synthetic-l1.json, -l2.json, -l3.json
-(r1_gui.synthetic.writer), in the Aguvis stage-2 schema plus each step's target box (r1_gui.synthetic.records).
+(r1_gui.synthetic.writer), in the Aguvis stage-2 schema plus each step's target box (r1_gui.synthetic.aguvis_records).
 The tasks (--task_mix, default all) are listed in r1_gui.synthetic.episodes. Same seed and arguments give
 byte-identical JSON and images.
 

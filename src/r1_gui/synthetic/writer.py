@@ -21,6 +21,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from r1_gui.builder.writers import check_output_dir, staging
+from r1_gui.synthetic.aguvis_records import LEVELS, SUBSET, episode_records, image_name
 from r1_gui.synthetic.episodes import (
     ACTION_TYPES,
     ALL_APPS,
@@ -29,7 +30,6 @@ from r1_gui.synthetic.episodes import (
     iter_episodes,
     synthetic_config,
 )
-from r1_gui.synthetic.records import LEVELS, SUBSET, episode_records, image_name
 
 OUTPUT_FILES = (
     *(f"{SUBSET}-{level}.json" for level in LEVELS),
