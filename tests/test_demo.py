@@ -41,7 +41,7 @@ def test_moving_average(values, window, expected):
 def test_fast_config_is_a_smaller_run_of_the_same_pipeline():
     full, fast = DemoConfig(), DemoConfig.fast()
     assert fast.sft_steps < full.sft_steps and fast.grpo_steps < full.grpo_steps
-    assert fast.reward_funcs == full.reward_funcs == ("action_match",)  # the evaluation's own matching rule
+    assert fast.reward_funcs == full.reward_funcs == ("step_success",)  # the evaluation's own matching rule
 
 
 def test_a_rerun_with_another_seed_evaluates_its_own_test_split(tiny_qwen2_vl, tmp_path):
@@ -89,7 +89,7 @@ def test_fast_demo_writes_every_artifact(tmp_path):
     for key in HEADLINE:
         assert report["improvement"][key] == pytest.approx(report["grpo"][key] - report["warm_start"][key])
     assert [row["step"] for row in report["reward_curve"]] == list(range(1, DemoConfig.fast().grpo_steps + 1))
-    assert all("rewards/action_match/mean" in row for row in report["reward_curve"])
+    assert all("rewards/step_success/mean" in row for row in report["reward_curve"])
     assert report["data"]["train"] > 0 and report["data"]["test"] > 0
     assert report["model"]["parameters"] > 0 and report["seconds"]["total"] > 0
 

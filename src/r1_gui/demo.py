@@ -78,7 +78,7 @@ class DemoConfig:
     grpo_learning_rate: float = 2e-5
     temperature: float = 0.5
     beta: float = 0.0
-    reward_funcs: tuple[str, ...] = ("action_match",)
+    reward_funcs: tuple[str, ...] = ("step_success",)
     max_completion_length: int = 48
     # evaluation
     eval_batch_size: int = 16
