@@ -23,10 +23,11 @@ def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trai
     from trl import GRPOConfig
 
     from r1_gui.demo import SYSTEM_PROMPT, DemoConfig, build_data
+    from r1_gui.gui_datasets import load_gui_dataset
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.tiny import build_tiny_model
-    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.data import add_model_columns
     from r1_gui.training.trainer import GUIGRPOTrainer
 
     build_data(DemoConfig(episodes=40), folder, seed=0)

@@ -50,7 +50,7 @@ def main() -> None:
     from r1_gui.evaluation.predictions_file import read_records
     from r1_gui.evaluation.runner import generate_records
     from r1_gui.evaluation.samples import as_rows, load_samples
-    from r1_gui.training.data import load_gui_dataset
+    from r1_gui.gui_datasets import load_gui_dataset
 
     sizes = (1, args.batch_size)
     speeds: dict[int, list[float]] = {size: [] for size in sizes}

@@ -20,8 +20,8 @@ from pathlib import Path
 from r1_gui.builder import build
 from r1_gui.evaluation.fingerprint import dataset_fingerprint, model_fingerprint
 from r1_gui.evaluation.samples import as_rows
+from r1_gui.gui_datasets import load_gui_dataset
 from r1_gui.synthetic import generate
-from r1_gui.training.data import load_gui_dataset
 
 
 def timed(function, *args):

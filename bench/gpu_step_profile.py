@@ -140,10 +140,11 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
 
+    from r1_gui.gui_datasets import load_gui_dataset
     from r1_gui.processing import load_processor, pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
-    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.data import add_model_columns
     from r1_gui.training.trainer import GUIGRPOTrainer
 
     cuda = args.device == "cuda"

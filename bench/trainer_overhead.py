@@ -43,9 +43,10 @@ def run_trainer(kind: str, model_dir: str, data_dir: str, output_dir: str, max_s
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
 
+    from r1_gui.gui_datasets import load_gui_dataset
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
     from r1_gui.rewards import get_reward_funcs
-    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.data import add_model_columns
     from r1_gui.training.trainer import GUIGRPOTrainer
 
     torch.manual_seed(0)

@@ -129,8 +129,9 @@ def build_trainer(model_path, dataset_path, output_dir, reward_funcs, **config):
     from transformers import AutoModelForImageTextToText
     from trl import GRPOConfig
 
+    from r1_gui.gui_datasets import load_gui_dataset
     from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
-    from r1_gui.training.data import add_model_columns, load_gui_dataset
+    from r1_gui.training.data import add_model_columns
     from r1_gui.training.trainer import GUIGRPOTrainer
 
     processor = load_processor(model_path, max_pixels=50176, chat_template=CHAT_TEMPLATE)

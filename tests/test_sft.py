@@ -10,8 +10,9 @@ from safetensors.torch import load_file
 from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
 
 from r1_gui.actions import resized_size
+from r1_gui.gui_datasets import load_gui_dataset
 from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds, stock_processor_configs_resolve
-from r1_gui.training.data import add_model_columns, load_gui_dataset
+from r1_gui.training.data import add_model_columns
 from r1_gui.training.sft import add_sft_columns, main, parse_sft_arguments
 
 REPO = Path(__file__).resolve().parents[1]

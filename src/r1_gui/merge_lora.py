@@ -13,9 +13,9 @@ import argparse
 import logging
 from pathlib import Path
 
+from r1_gui.checkpoints import ADAPTER_CONFIG, adapter_base, config_folder, load_model
 from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.paths import check_output_folder
-from r1_gui.training.lora import ADAPTER_CONFIG, adapter_base, config_folder, load_model
 
 logger = logging.getLogger("r1_gui.merge_lora")
 

@@ -157,7 +157,7 @@ def load_processor(
     chat_template replaces the folder's template (r1_gui's own template is `CHAT_TEMPLATE`). padding_side sets the
     tokenizer's pad side (left for batched generation).
     """
-    from r1_gui.training.lora import config_folder
+    from r1_gui.checkpoints import config_folder
 
     path = resolve_model_path(model_name_or_path)
     model_type = _model_type(config_folder(path))  # a LoRA adapter folder: its base model's type

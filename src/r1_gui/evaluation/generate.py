@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from r1_gui.checkpoints import config_folder, load_model
 from r1_gui.evaluation.config import COORDINATE_CHOICES, EvalConfig, default, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.samples import open_screenshot, screen_size
@@ -36,7 +37,6 @@ from r1_gui.prompts import (
     default_coordinates,
     stop_token_ids,
 )
-from r1_gui.training.lora import config_folder, load_model
 
 logger = logging.getLogger(__name__)
 

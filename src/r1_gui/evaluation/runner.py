@@ -148,7 +148,7 @@ def _load_rows(dataset, split: str, benchmark: str | None = None) -> tuple[Any, 
     if benchmark is not None and isinstance(dataset, (str, Path)):
         return load_benchmark(dataset, benchmark), str(Path(dataset))
     if isinstance(dataset, (str, Path)):
-        from r1_gui.training.data import load_gui_dataset
+        from r1_gui.gui_datasets import load_gui_dataset
 
         path = Path(dataset)
         if (path.is_absolute() or str(dataset).startswith(".")) and not path.exists():

@@ -1,4 +1,4 @@
-"""Loading GUI datasets for training and evaluation: a builder output folder or a Hub dataset id, checked early.
+"""GUI datasets for training: loaded (r1_gui.gui_datasets), checked early, given the model's prompt columns.
 
     dataset = load_gui_dataset("data/aitw-2k", split="train")
     check_columns(dataset, ("image", "problem", "solution"), "data/aitw-2k[train]")
@@ -15,60 +15,12 @@ import logging
 from pathlib import Path
 
 from r1_gui.actions import extract_action, resized_size
-from r1_gui.paths import check_local_or_hub
+from r1_gui.gui_datasets import images_are_paths, load_gui_dataset
 from r1_gui.prompts import build_prompt
 
 logger = logging.getLogger(__name__)
 
 GRPO_COLUMNS = ("image", "problem", "solution")
-
-
-def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: str = "--dataset_name"):
-    """A DatasetDict (or one split) from a builder output folder (train/test parquet) or a Hub dataset id. A name
-    meant as a missing local folder, or a Hub id that cannot be fetched, is a UserError naming ``flag``
-    (``paths.check_local_or_hub``)."""
-    import datasets
-
-    path = Path(name_or_path)
-    if path.is_dir():
-        files = {
-            name: str(path / f"{name}.parquet") for name in ("train", "test") if (path / f"{name}.parquet").is_file()
-        }
-        if not files:
-            raise FileNotFoundError(
-                f"{path} holds no train.parquet or test.parquet: build it with `python dataset/raw_load_data.py "
-                f"--output_dir {path} ...` (or pass a Hub dataset id)"
-            )
-        loaded = datasets.load_dataset("parquet", data_files=files)
-        loaded = datasets.DatasetDict({name: _resolve_image_paths(ds, path) for name, ds in loaded.items()})
-    elif path.exists():
-        raise ValueError(f"{flag} {path} is a file; give the builder's output folder (train/test parquet)")
-    else:
-        check_local_or_hub(name_or_path, flag, repo_type="dataset")
-        loaded = datasets.load_dataset(str(name_or_path))
-    if split is None:
-        return loaded
-    if split not in loaded:
-        raise ValueError(f"{name_or_path} has no split {split!r}; it has {', '.join(loaded)}")
-    return loaded[split]
-
-
-def _resolve_image_paths(dataset, root: Path):
-    """Relative image paths are relative to the dataset folder."""
-    if not _images_are_paths(dataset):
-        return dataset
-    if all(Path(p).is_absolute() for p in dataset["image"]):
-        return dataset
-    return dataset.map(
-        lambda row: {"image": row["image"] if Path(row["image"]).is_absolute() else str(root / row["image"])},
-        desc="resolving image paths",
-    )
-
-
-def _images_are_paths(dataset) -> bool:
-    """True when the image column holds file paths (strings), False for embedded images or no image column."""
-    feature = dataset.features.get("image")
-    return getattr(feature, "dtype", None) in ("string", "large_string")
 
 
 def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
@@ -83,7 +35,7 @@ def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
 
 def check_images(dataset, source: str) -> None:
     """Fail early, naming the row, when an image path does not exist (embedded images are always there)."""
-    if not _images_are_paths(dataset):
+    if not images_are_paths(dataset):
         return
     ids = dataset["id"] if "id" in dataset.column_names else None
     for index, image in enumerate(dataset["image"]):

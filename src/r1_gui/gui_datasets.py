@@ -1,0 +1,59 @@
+"""Reading a GUI dataset: a dataset/raw_load_data.py output folder (train/test parquet) or a Hub dataset id.
+
+Training (r1_gui.training.data) and the evaluation read datasets through this one function. Images are paths
+(absolute, or relative to the dataset folder) or embedded bytes; both decode to PIL through `datasets.Image`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from r1_gui.paths import check_local_or_hub
+
+
+def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: str = "--dataset_name"):
+    """A DatasetDict (or one split) from a builder output folder (train/test parquet) or a Hub dataset id. A name
+    meant as a missing local folder, or a Hub id that cannot be fetched, is a UserError naming ``flag``
+    (``paths.check_local_or_hub``)."""
+    import datasets
+
+    path = Path(name_or_path)
+    if path.is_dir():
+        files = {
+            name: str(path / f"{name}.parquet") for name in ("train", "test") if (path / f"{name}.parquet").is_file()
+        }
+        if not files:
+            raise FileNotFoundError(
+                f"{path} holds no train.parquet or test.parquet: build it with `python dataset/raw_load_data.py "
+                f"--output_dir {path} ...` (or pass a Hub dataset id)"
+            )
+        loaded = datasets.load_dataset("parquet", data_files=files)
+        loaded = datasets.DatasetDict({name: _resolve_image_paths(ds, path) for name, ds in loaded.items()})
+    elif path.exists():
+        raise ValueError(f"{flag} {path} is a file; give the builder's output folder (train/test parquet)")
+    else:
+        check_local_or_hub(name_or_path, flag, repo_type="dataset")
+        loaded = datasets.load_dataset(str(name_or_path))
+    if split is None:
+        return loaded
+    if split not in loaded:
+        raise ValueError(f"{name_or_path} has no split {split!r}; it has {', '.join(loaded)}")
+    return loaded[split]
+
+
+def _resolve_image_paths(dataset, root: Path):
+    """Relative image paths are relative to the dataset folder."""
+    if not images_are_paths(dataset):
+        return dataset
+    if all(Path(p).is_absolute() for p in dataset["image"]):
+        return dataset
+    return dataset.map(
+        lambda row: {"image": row["image"] if Path(row["image"]).is_absolute() else str(root / row["image"])},
+        desc="resolving image paths",
+    )
+
+
+def images_are_paths(dataset) -> bool:
+    """True when the image column holds file paths (strings), False for embedded images or no image column."""
+    feature = dataset.features.get("image")
+    return getattr(feature, "dtype", None) in ("string", "large_string")
