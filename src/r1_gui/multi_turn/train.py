@@ -104,11 +104,10 @@ def multi_turn_trainer(script_args, training_args, model_args):
     from r1_gui.envs.phone_env import DEFAULT_HEIGHT, DEFAULT_WIDTH
     from r1_gui.multi_turn.context import OBSERVATION_TOKENS
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor
     from r1_gui.training.args import resolve_coordinates, resolve_resume
     from r1_gui.training.grpo import build_reward_funcs
     from r1_gui.training.lora import lora_config
-    from r1_gui.training.model import check_model, load_training_model
+    from r1_gui.training.model import check_model, load_training_model, load_training_processor
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():
@@ -128,12 +127,7 @@ def multi_turn_trainer(script_args, training_args, model_args):
     )
 
     # 2. The token budget, printed before the weights load.
-    processor = load_processor(
-        model_args.model_name_or_path,
-        min_pixels=script_args.min_pixels,
-        max_pixels=script_args.max_pixels,
-        chat_template=CHAT_TEMPLATE,
-    )
+    processor = load_training_processor(model_args, script_args)
     per_image = image_tokens(
         processor, env_kwargs.get("width", DEFAULT_WIDTH), env_kwargs.get("height", DEFAULT_HEIGHT)
     )

@@ -28,7 +28,7 @@ from r1_gui.multi_turn.train import MultiTurnArguments
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model
+from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
 
 logger = logging.getLogger("r1_gui.training.grpo")
@@ -170,7 +170,7 @@ def build_reward_funcs(script_args, training_args, coordinates) -> list:
 
 def single_step_trainer(script_args, training_args, model_args):
     """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.processing import pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
     from r1_gui.training.lora import lora_config
@@ -188,12 +188,7 @@ def single_step_trainer(script_args, training_args, model_args):
         dataset = load_training_rows(script_args, GRPO_COLUMNS)
 
     # 3. Model and processor.
-    processor = load_processor(
-        model_args.model_name_or_path,
-        min_pixels=script_args.min_pixels,
-        max_pixels=script_args.max_pixels,
-        chat_template=CHAT_TEMPLATE,
-    )
+    processor = load_training_processor(model_args, script_args)
     dataset = add_model_columns(
         dataset, script_args.prompt_style, coordinates, pixel_bounds(processor), script_args.system_prompt
     )

@@ -46,3 +46,15 @@ def load_training_model(
         data_args.dataset_name,
     )
     return model
+
+
+def load_training_processor(model_args, data_args: GUIDataArguments):
+    """The processor of --model_name_or_path with r1_gui's chat template and the run's --min_pixels/--max_pixels."""
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+    return load_processor(
+        model_args.model_name_or_path,
+        min_pixels=data_args.min_pixels,
+        max_pixels=data_args.max_pixels,
+        chat_template=CHAT_TEMPLATE,
+    )

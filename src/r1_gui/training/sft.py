@@ -24,7 +24,7 @@ from trl import ModelConfig, SFTConfig
 from r1_gui.cli_errors import cli_main, user_errors
 from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model
+from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
 
 logger = logging.getLogger("r1_gui.training.sft")
@@ -76,7 +76,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     import datasets
     from trl import SFTTrainer
 
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds
+    from r1_gui.processing import pixel_bounds
     from r1_gui.training.data import add_model_columns
     from r1_gui.training.lora import lora_config
 
@@ -88,12 +88,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         dataset = load_training_rows(script_args, SFT_COLUMNS)
 
     # 2. Processor, prompts and targets.
-    processor = load_processor(
-        model_args.model_name_or_path,
-        min_pixels=script_args.min_pixels,
-        max_pixels=script_args.max_pixels,
-        chat_template=CHAT_TEMPLATE,
-    )
+    processor = load_training_processor(model_args, script_args)
     dataset = add_model_columns(dataset, script_args.prompt_style, coordinates, pixel_bounds(processor))
     dataset = add_sft_columns(dataset, script_args.prompt_style, coordinates, script_args.system_prompt)
     dataset = dataset.select_columns(["prompt", "completion", "images", "chat_template_kwargs"])
