@@ -66,7 +66,7 @@ SHAPES = {
             vision_heads=16,
             vocab=TOKENIZER_VOCAB,
         ),
-        {"vocab_size": 151936},
+        {"vocab_size": 151936, "tie_word_embeddings": True},  # the 3B ties its embeddings and lm_head
         {"intermediate_size": 3420, "fullatt_block_indexes": [7, 15, 23, 31]},
     ),
     "tiny": (replace(SIZES["tiny"], vocab=TOKENIZER_VOCAB), {}, {}),
@@ -88,6 +88,7 @@ def build_model(folder: Path, shape: str, dtype, device: str, max_pixels: int, a
     # suppressed during generation (see main), so every sampled token decodes.
     text = {**text, "vocab_size": max(text.get("vocab_size", 0), len(tokenizer)), "max_position_embeddings": 32768}
     config = build_config("qwen2_5_vl", size, tokenizer, text_overrides=text, vision_overrides=vision)
+    config.tie_word_embeddings = text.get("tie_word_embeddings", False)
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForImageTextToText.from_config(config, dtype=dtype, attn_implementation=attn_implementation)
