@@ -52,3 +52,32 @@ def test_no_arrow_points_up(package, forbidden):
     for path, names in imported_modules(package).items():
         wrong = sorted(name for name in names if name.startswith(forbidden))
         assert not wrong, f"{path} imports {wrong}"
+
+
+def where_things_are() -> list[tuple[str, str]]:
+    """(what, where) of every row of README.md's "Where things are" table."""
+    readme = (SRC.parents[1] / "README.md").read_text()
+    table = readme.split("## Where things are\n", 1)[1].strip().split("\n\n", 1)[0]
+    rows = [line.strip("|").split(" | ") for line in table.splitlines()[2:]]
+    return [(what.strip(), where.strip()) for what, where in rows]
+
+
+def test_where_things_are_names_every_module_and_only_real_files():
+    rows = where_things_are()
+    text = "\n".join(f"{what} | {where}" for what, where in rows)
+    for path in sorted(SRC.iterdir()):
+        if path.name.startswith("_") or path.name == "__pycache__":
+            continue
+        named = f"src/r1_gui/{path.name}/" if path.is_dir() else f"src/r1_gui/{path.name}"
+        in_shared_row = any(where == "`src/r1_gui/`" and f"`{path.name}`" in what for what, where in rows)
+        assert f"`{named}`" in text or named + "`" in text or in_shared_row, f"README's table never names {named}"
+    for what, where in rows:
+        folders = [SRC.parents[1] / p.strip("`") for p in where.replace(";", ",").split(", ") if "src/" in p]
+        for cell_path in [p.strip("`(") for p in where.replace(";", ",").split() if p.strip("`(),").startswith("src/")]:
+            assert (SRC.parents[1] / cell_path.strip("`(),")).exists(), f"README's table names {cell_path}: none"
+        for name in [word.strip("`(),") for word in what.split() if word.strip("`(),").endswith(".py")]:
+            if "/" in name:
+                assert (SRC.parents[1] / name).exists(), f"README's table names {name}: none"
+            elif folders:
+                roots = [f if f.is_dir() else f.parent for f in folders]
+                assert any((root / name).is_file() for root in roots), f"{name} is in none of {where}"
