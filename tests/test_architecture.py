@@ -81,3 +81,34 @@ def test_where_things_are_names_every_module_and_only_real_files():
             elif folders:
                 roots = [f if f.is_dir() else f.parent for f in folders]
                 assert any((root / name).is_file() for root in roots), f"{name} is in none of {where}"
+
+
+def test_moved_module_paths_still_import_and_say_where_to():
+    """Paths the README named before issue 22 forward to the new modules, with a FutureWarning naming them."""
+    from r1_gui.checkpoints import load_model
+    from r1_gui.scoring import aitw
+    from r1_gui.training.lora import LORA_TARGET_MODULES
+
+    with pytest.warns(FutureWarning, match=r"r1_gui\.aitw moved to r1_gui\.scoring\.aitw"):
+        from r1_gui.aitw import step_success
+    assert step_success is aitw.step_success
+    with pytest.warns(FutureWarning, match="import AITW_NO_POINT from r1_gui.scoring.aitw"):
+        from r1_gui.aitw import NO_POINT
+    assert NO_POINT == aitw.AITW_NO_POINT
+    with pytest.warns(FutureWarning, match=r"r1_gui\.lora moved to r1_gui\.training\.lora"):
+        from r1_gui.lora import LORA_TARGET_MODULES as old_targets
+    assert old_targets == LORA_TARGET_MODULES
+    with pytest.warns(FutureWarning, match=r"r1_gui\.lora moved to r1_gui\.checkpoints"):
+        from r1_gui.lora import load_model as old_load_model
+    assert old_load_model is load_model
+    with pytest.raises(ImportError):
+        from r1_gui.aitw import no_such_name  # noqa: F401
+
+
+def test_nothing_in_r1_gui_imports_a_moved_path():
+    moved = ("r1_gui.aitw", "r1_gui.lora", "r1_gui.trainer")
+    packages = [path.stem for path in SRC.iterdir() if not path.name.startswith("_") and path.suffix in ("", ".py")]
+    for package in sorted(set(packages) - {"aitw", "lora", "trainer", "chat_template"}):
+        for path, names in imported_modules(package).items():
+            old = sorted(name for name in names if name in moved or name.startswith(tuple(m + "." for m in moved)))
+            assert not old, f"{path} imports {old}"

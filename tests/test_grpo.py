@@ -503,3 +503,21 @@ def test_no_signal_fraction_is_per_group_of_weighted_sums(rewards_per_func, weig
 
     fraction = no_signal_fraction(torch.tensor(rewards_per_func), torch.tensor(weights), num_generations=2)
     assert fraction == pytest.approx(expected)
+
+
+def test_the_command_module_still_exports_its_api():
+    """grpo_gui.py and sft.py are command files now; what scripts imported from them before the move still imports."""
+    from r1_gui import grpo_gui, sft
+    from r1_gui.training import grpo
+    from r1_gui.training import sft as training_sft
+
+    assert (grpo_gui.main, grpo_gui.parse_grpo_arguments, grpo_gui.cli) == (
+        grpo.main,
+        grpo.parse_grpo_arguments,
+        grpo.cli,
+    )
+    assert (sft.main, sft.parse_sft_arguments, sft.cli) == (
+        training_sft.main,
+        training_sft.parse_sft_arguments,
+        training_sft.cli,
+    )

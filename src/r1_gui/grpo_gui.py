@@ -8,7 +8,7 @@ python -m r1_gui.grpo_gui --config local_scripts/tiny_cpu_grpo.yaml
 import logging
 import sys
 
-from r1_gui.training.grpo import cli
+from r1_gui.training.grpo import cli, main, parse_grpo_arguments  # noqa: F401 (importable from here, as before the move)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
