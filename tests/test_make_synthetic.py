@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from r1_gui.actions import format_action, parse_action
+from r1_gui.actions import Action, format_action, parse_action
 from r1_gui.actions.aguvis import format_number, quote
 from r1_gui.synthetic import screens
 from r1_gui.synthetic.aguvis_records import LEVELS, SYSTEM_PROMPT, box_fraction, make_records
@@ -20,6 +20,7 @@ from r1_gui.synthetic.episodes import (
     SyntheticConfig,
     app_colors,
     iter_episodes,
+    precise_point_code,
     screen_fraction,
     synthetic_config,
 )
@@ -321,10 +322,23 @@ def test_every_step_code_is_its_action_as_format_action_writes_it():
             assert step.code == format_action(step.action)
 
 
-def test_decimals_above_four_are_refused_as_format_action_writes_four():
+def test_decimals_five_and_six_write_that_many_as_before_the_package_split():
+    """--decimals took 1 to 6 before synthetic/ wrote actions with format_action (4 decimals at most); 5 and 6 still
+    write their decimals, and the code parses back to the step's action."""
     assert format_number(screen_fraction(0.123456, 2)) == "0.12"
-    with pytest.raises(ValueError, match="decimals must be between 1 and 4"):
-        make_records(1, decimals=5)
+    for decimals in (5, 6):
+        codes = [
+            r["conversations"][3]["value"] for r in make_records(30, seed=0, click_jitter=0.5, decimals=decimals)["l1"]
+        ]
+        clicks = [code for code in codes if code.startswith(("pyautogui.click(", "mobile.long_press("))]
+        digits = [len(number.split(".")[1]) for code in clicks for number in re.findall(r"=([0-9.]+)", code)]
+        assert clicks and max(digits) == decimals, (decimals, clicks[:3])
+        assert all(parse_action(code) is not None for code in clicks)
+    assert precise_point_code(Action("click", x=0.123456, y=0.5), 6) == "pyautogui.click(x=0.123456, y=0.5)"
+    assert precise_point_code(Action("long_press", x=0.1, y=0.02), 5) == "mobile.long_press(x=0.1, y=0.02)"
+    for decimals in (0, 7):
+        with pytest.raises(ValueError, match="decimals must be between 1 and 6"):
+            make_records(1, decimals=decimals)
 
 
 def test_box_fraction_divides_by_the_screen_size():

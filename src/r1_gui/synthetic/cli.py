@@ -54,7 +54,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grid", type=parse_grid, default=(5, 4), help="home-screen app grid, ROWSxCOLS (default 5x4)")
     parser.add_argument("--task_mix", default=None, help=f"comma-separated tasks, default all: {','.join(TASKS)}")
     parser.add_argument("--click_jitter", type=float, default=0.0, help="click offset, fraction of the half-size")
-    parser.add_argument("--decimals", type=int, default=4, help="decimals of click coordinates, 1 to 4 (Aguvis: 4)")
+    parser.add_argument("--decimals", type=int, default=4, help="decimals of click coordinates, 1 to 6 (Aguvis: 4)")
     parser.add_argument("--apps", type=int, default=ALL_APPS, help="app names in use (<= 12: one colour each)")
     images = parser.add_mutually_exclusive_group()
     images.add_argument("--no_images", action="store_true", help="write only the JSON files")

@@ -61,9 +61,25 @@ def app_colors() -> dict[str, screens.Color]:
 
 
 def screen_fraction(value: float, decimals: int = 4) -> float:
-    """A screen fraction as the action code gives it: clamped to the screen and rounded to ``decimals`` (at most
-    4, all ``format_action`` writes; Aguvis data uses up to 4)."""
+    """A screen fraction as the action code gives it: clamped to the screen and rounded to ``decimals`` (Aguvis
+    data uses up to 4, all ``format_action`` writes; ``precise_point_code`` writes 5 or 6)."""
     return round(min(1.0, max(0.0, value)), decimals)
+
+
+FORMAT_ACTION_DECIMALS = 4  # the most decimals format_action writes (Aguvis data's precision)
+_POINT_CALLS = {"click": "pyautogui.click", "long_press": "mobile.long_press"}
+
+
+def precise_point_code(action: Action, decimals: int) -> str:
+    """The Aguvis code of a click or long press with ``decimals`` (5 or 6) decimals, trailing zeros trimmed: what
+    ``--decimals`` above format_action's 4 wrote before the synthetic package used format_action.
+    Example: ``precise_point_code(Action("click", x=0.123456, y=0.5), 6) == "pyautogui.click(x=0.123456, y=0.5)"``."""
+
+    def number(value: float) -> str:
+        text = f"{value:.{decimals}f}".rstrip("0")
+        return text + "0" if text.endswith(".") else text
+
+    return f"{_POINT_CALLS[action.type]}(x={number(action.x)}, y={number(action.y)})"
 
 
 # Action keeps only a scroll's direction and format_action writes page=-0.1; these episodes scroll half a page
@@ -76,7 +92,7 @@ class Step:
     screen: screens.Screen
     action_type: str  # one of ACTION_TYPES ("press_enter" is a press of Enter)
     action: Action
-    code: str  # the action as Aguvis code: format_action(action), except for HALF_PAGE_SCROLL_CODE
+    code: str  # the action as Aguvis code: format_action(action), except HALF_PAGE_SCROLL_CODE and precise_point_code
     description: str  # the l1 "Action:" text, repeated in later steps' history
     thought: str
     target: screens.Box | None = None  # pixel box of the element acted on
@@ -122,7 +138,9 @@ class Script:
     def click(self, screen: screens.Screen, element: str, description: str, thought: str, long_press: bool = False):
         box = screen.elements(self.size)[element]  # a KeyError here is a scripting bug: the target is not shown
         kind = "long_press" if long_press else "click"
-        self.act(screen, kind, Action(kind, **self._point(box)), description, thought, box)
+        action = Action(kind, **self._point(box))
+        code = precise_point_code(action, self.decimals) if self.decimals > FORMAT_ACTION_DECIMALS else None
+        self.act(screen, kind, action, description, thought, box, code=code)
 
     def type(self, screen: screens.Screen, text: str, thought: str):
         self.act(screen, "type", Action("type", text=text), f"Type '{text}' into the search field.", thought)
@@ -370,7 +388,7 @@ class SyntheticConfig:
     grid: tuple[int, int] = (5, 4)
     task_mix: tuple[str, ...] = tuple(TASKS)
     click_jitter: float = 0.0
-    decimals: int = 4  # digits of the screen fractions in the action code (Aguvis data and format_action: up to 4)
+    decimals: int = 4  # digits of the screen fractions in the action code (Aguvis data: up to 4; 1 to 6)
     apps: int = ALL_APPS  # how many app names (the first ones) appear; 12 or fewer have distinct colours
 
     def __post_init__(self):
@@ -384,10 +402,8 @@ class SyntheticConfig:
         needed = max(1, (rows * cols * 3 + 4) // 5) + 1  # a home screen fills at least 3/5 of its grid
         if not needed <= self.apps <= len(screens.APP_NAMES):
             raise ValueError(f"apps must be between {needed} (for a {rows}x{cols} grid) and {len(screens.APP_NAMES)}")
-        if not 1 <= self.decimals <= 4:
-            raise ValueError(
-                f"decimals must be between 1 and 4 (format_action writes at most 4, as Aguvis data), got {self.decimals}"
-            )
+        if not 1 <= self.decimals <= 6:
+            raise ValueError(f"decimals must be between 1 and 6, got {self.decimals}")
         if not 0.0 <= self.click_jitter < 1.0:
             raise ValueError(
                 f"click_jitter is a fraction of the element's half-size in [0, 1), got {self.click_jitter}"
