@@ -147,29 +147,22 @@ def _open_source(source: Source, config: BuildConfig, taken: dict[str, str], out
         return records, make
     from r1_gui.prompts import AGUVIS_SYSTEM_PROMPT  # the system prompt our problem/solution form goes with
 
-    if config.input_format == "verl_gui":
+    if config.input_format == "verl_gui":  # parquet with a screenshot column, as GUI-R1's: one row reader each
         from .verl_gui import first_images, load_verl_gui, verl_gui_example
 
-        table = load_verl_gui(source.path)
+        table, image_column, example = load_verl_gui(source.path), "images", verl_gui_example
         images = first_images(table)
-
-        def make(index, record):
-            return verl_gui_example(
-                record, index, images, source.path, source.image_dir, output_images, taken, config.verify_images,
-                AGUVIS_SYSTEM_PROMPT,
-            )  # fmt: skip
-
-        return table.drop_columns(["images"]).to_pylist(), make
-    table = load_guir1(source.path)
-    images = ImageColumn(table.column("image"))
+    else:
+        table, image_column, example = load_guir1(source.path), "image", guir1_example
+        images = ImageColumn(table.column("image"))
 
     def make(index, record):
-        return guir1_example(
+        return example(
             record, index, images, source.path, source.image_dir, output_images, taken, config.verify_images,
             AGUVIS_SYSTEM_PROMPT,
         )  # fmt: skip
 
-    return table.drop_columns(["image"]).to_pylist(), make
+    return table.drop_columns([image_column]).to_pylist(), make
 
 
 def read_examples(sources: list[Source], config: BuildConfig, output_dir: Path, skips: Skips, timings: Counter):
