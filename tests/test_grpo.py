@@ -521,3 +521,5 @@ def test_the_command_module_still_exports_its_api():
         training_sft.parse_sft_arguments,
         training_sft.cli,
     )
+    # their log lines keep the command names they always had (a log filter on them still works)
+    assert (grpo.logger.name, training_sft.logger.name) == ("r1_gui.grpo_gui", "r1_gui.sft")

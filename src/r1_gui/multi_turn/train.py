@@ -15,7 +15,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
-logger = logging.getLogger("r1_gui.training.grpo")
+logger = logging.getLogger("r1_gui.grpo_gui")  # the GRPO command's logger
 
 ENV_IDS = ("r1_gui/Phone-v0", "r1_gui/Replay-v0")
 

@@ -31,7 +31,7 @@ from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
 
-logger = logging.getLogger("r1_gui.training.grpo")
+logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
 
 @dataclass
