@@ -74,3 +74,22 @@ def test_builder_command_line_builds_its_config_once():
     )
     defaults = build_config(builder_args(["--input", "a.json", "--output_dir", "out"]))
     assert defaults == BuildConfig(["a.json"], None, "out")  # the flags' defaults are the dataclass's
+
+
+def test_make_generator_takes_its_old_form_with_a_warning(monkeypatch):
+    """make_generator(backend, model, **settings) and gpu_memory_utilization, as before EvalConfig."""
+    from r1_gui.evaluation import generate
+
+    made = []
+    monkeypatch.setattr(generate, "VLLMGenerator", lambda path, config: made.append((path, config)))
+    monkeypatch.setattr(generate, "HFGenerator", lambda path, config: made.append((path, config)))
+    with pytest.warns(FutureWarning) as warned:
+        generate.make_generator("vllm", "runs/ckpt", max_new_tokens=64, gpu_memory_utilization=0.5, device="cpu")
+    messages = " | ".join(str(warning.message) for warning in warned)
+    assert "old form" in messages and "'gpu_memory_utilization' is now 'vllm_gpu_memory_utilization'" in messages
+    assert made[-1] == (
+        "runs/ckpt",
+        EvalConfig(backend="vllm", max_new_tokens=64, vllm_gpu_memory_utilization=0.5, device="cpu"),
+    )
+    generate.make_generator("runs/ckpt", EvalConfig(max_new_tokens=32))
+    assert made[-1] == ("runs/ckpt", EvalConfig(max_new_tokens=32))

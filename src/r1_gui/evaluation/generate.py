@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -216,7 +217,7 @@ class VLLMGenerator(_Generator):
         require_vllm()
         from vllm import LLM, SamplingParams
 
-        super().__init__(model_name_or_path, config, **settings)
+        super().__init__(model_name_or_path, config, **_renamed_settings(settings))
         config = self.config
         self.llm = LLM(
             model=self.model_name_or_path,
@@ -245,8 +246,31 @@ class VLLMGenerator(_Generator):
         return [result.outputs[0].text for result in results]
 
 
+# The generators' keyword for --vllm_gpu_memory_utilization before EvalConfig named every setting as its flag.
+OLD_SETTING_NAMES = {"gpu_memory_utilization": "vllm_gpu_memory_utilization"}
+
+
+def _renamed_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    for old, new in OLD_SETTING_NAMES.items():
+        if old in settings:
+            warnings.warn(f"the generator setting {old!r} is now {new!r}", FutureWarning, stacklevel=3)
+            settings[new] = settings.pop(old)
+    return settings
+
+
 def make_generator(model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any) -> _Generator:
-    """The generator of ``config.backend``: an ``HFGenerator`` or a ``VLLMGenerator``."""
-    config = eval_config(config, **settings)
+    """The generator of ``config.backend``: an ``HFGenerator`` or a ``VLLMGenerator``.
+
+    The form before ``EvalConfig``, ``make_generator(backend, model_name_or_path, **settings)``, still works (with
+    a FutureWarning): a path where the config goes is never a config, so the two forms cannot be confused."""
+    if isinstance(config, (str, Path)):
+        warnings.warn(
+            f"make_generator({model_name_or_path!r}, {str(config)!r}, ...) is the old form; write "
+            f"make_generator({str(config)!r}, backend={model_name_or_path!r}, ...) or pass an EvalConfig",
+            FutureWarning,
+            stacklevel=2,
+        )
+        model_name_or_path, config, settings = config, None, {**settings, "backend": model_name_or_path}
+    config = eval_config(config, **_renamed_settings(settings))
     generator = HFGenerator if config.backend == "hf" else VLLMGenerator  # EvalConfig allows no other backend
     return generator(model_name_or_path, config)
