@@ -53,6 +53,10 @@ class MultiTurnDemoConfig:
     reward_weights: tuple[float, ...] = (1.0, 0.5)
     eval_episodes: int = 60
     eval_batch_size: int = 20
+    # torch's intra-op threads. The tiny model's ops are far too small to share between threads: on the 2 shared
+    # cores, 2 threads made an SFT step 10x slower (1.7 s vs 0.16 s: each op waits at OpenMP's barrier for a
+    # descheduled thread), so the demo runs on 1
+    torch_threads: int = 1
 
     @classmethod
     def fast(cls) -> MultiTurnDemoConfig:
@@ -214,7 +218,10 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     from r1_gui.demo import reward_curve
     from r1_gui.tiny import build_tiny_model
 
+    import torch
+
     config = config or MultiTurnDemoConfig()
+    torch.set_num_threads(config.torch_threads)
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     seconds, began = {}, time.perf_counter()
