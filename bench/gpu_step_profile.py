@@ -4,7 +4,8 @@
     python bench/gpu_step_profile.py --prompts 8                       # CUDA: the 8 screenshots x 8 answers
     python bench/gpu_step_profile.py --device cpu                      # CPU: tiny shape, 55 image tokens, 4 x 32
     python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
-    python bench/gpu_step_profile.py --batched_windows                 # ours with r1_gui.training.vision_attention
+    python bench/gpu_step_profile.py --vision_attention model          # ours without batched vision windows
+    python bench/gpu_step_profile.py --cache_implementation static     # both sides with trl's static KV cache
 
 Both trainers get the same model (Qwen2.5-VL-3B-Instruct's shape, built locally from a config with the same seed,
 random weights, no download), data (AITW-sized 1080x2400 synthetic phone screens at max_pixels 501760: 448x1036,
@@ -179,13 +180,14 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
         data_seed=0,
         chat_template_kwargs=chat_template_kwargs("aguvis"),
         generation_kwargs={"suppress_tokens": suppressed},
+        cache_implementation=args.cache_implementation,
     )
     rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
-    if kind == "ours" and args.batched_windows:
-        from r1_gui.training.vision_attention import use_batched_window_attention
+    if kind == "ours":  # as grpo_gui.py --vision_attention applies it (auto: batched windows on CUDA)
+        from r1_gui.vision_attention import apply_vision_attention
 
-        use_batched_window_attention(model)
+        apply_vision_attention(model, args.vision_attention, args.device)
     if kind == "ours":
         trainer = GUIGRPOTrainer(**common, prompt_style="aguvis", coordinates="pixels", completions_table_steps=0)
     else:
@@ -255,7 +257,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1, help="steps per run left out of the medians")
     parser.add_argument("--rounds", type=int, default=2, help="runs per side, interleaved ABBA")
     parser.add_argument(
-        "--batched_windows", action="store_true", help="ours only: one sdpa call per window length in the vision tower"
+        "--vision_attention",
+        choices=("auto", "batched_windows", "model"),
+        default="auto",
+        help="ours only, as grpo_gui.py's flag: auto (batched windows on CUDA), batched_windows, model",
+    )
+    parser.add_argument(
+        "--cache_implementation", default=None, help="both sides: trl's --cache_implementation (e.g. static)"
     )
     args = parser.parse_args()
     args.shape = args.shape or ("3b" if args.device == "cuda" else "tiny")
@@ -325,7 +333,8 @@ def main() -> None:
         "max_completion_length": args.max_completion_length,
         "image_tokens": image_tokens,
         "runs_per_side": args.rounds,
-        "batched_windows": args.batched_windows,
+        "vision_attention": args.vision_attention,
+        "cache_implementation": args.cache_implementation,
         "measured_steps_per_side": args.rounds * args.steps,
         **{
             kind: {

@@ -6,7 +6,8 @@
 #   R1_GUI_SMOKE_DEVICE=cpu bash local_scripts/gpu_smoke.sh
 #
 # Entry points, in order, each feeding the next: a tiny model (r1_gui.tiny), synthetic data (make_synthetic.py,
-# raw_load_data.py), the stock processor on the folders r1_gui writes, SFT (sft.py), GRPO (grpo_gui.py) from the SFT
+# raw_load_data.py), the stock processor on the folders r1_gui writes, SFT (sft.py), the batched vision windows
+# against the per-window attention (--vision_attention, in the run's dtype), GRPO (grpo_gui.py) from the SFT
 # output, GRPO under torchrun with DeepSpeed zero1_no_optimizer.json and zero2.json, GRPO with LoRA, evaluation
 # (eval/test_aitw.py) of the GRPO output, the demo (python -m r1_gui.demo --fast) and one GRPO step of a
 # Qwen2.5-VL-3B-shaped model with a real AdamW step (bench/gpu_step_profile.py). The CPU mode skips, saying why, the
@@ -83,6 +84,31 @@ for folder in sys.argv[1:]:
 else
     skip stock_processor "no CPU torchvision: the stock processor cannot load here (tests/test_processing.py checks the files)"
 fi
+# --vision_attention auto batches the vision tower's windows on CUDA (tests compare it on CPU in float32 only):
+# the same image features as transformers' per-window attention, here in the smoke run's dtype
+run vision_attention "${PYTHON}" -c "
+import sys, glob, torch
+from PIL import Image
+from transformers import AutoModelForImageTextToText
+from r1_gui.processing import load_processor
+from r1_gui.training.repeated_prompts import image_encoder
+from r1_gui.vision_attention import use_batched_window_attention
+folder, device, image_dir = sys.argv[1:]
+dtype = torch.bfloat16 if device == 'cuda' else torch.float32
+model = AutoModelForImageTextToText.from_pretrained(folder, dtype=dtype, attn_implementation='sdpa').to(device)
+images = [Image.open(path).convert('RGB') for path in sorted(glob.glob(image_dir + '/*.jpg'))[:8]]
+inputs = load_processor(folder).image_processor(images=images, return_tensors='pt').to(device)
+def features():
+    with torch.no_grad():
+        out = image_encoder(model).get_image_features(inputs['pixel_values'].to(dtype), inputs['image_grid_thw'])
+    return torch.cat(out.pooler_output).float()
+expected = features()
+assert use_batched_window_attention(model)
+got = features()
+error = ((got - expected).abs().max() / expected.abs().max()).item()
+print(f'{len(images)} screenshots, largest difference {error:.2e} of the largest feature ({dtype})')
+assert error < (2e-2 if dtype == torch.bfloat16 else 1e-5), error
+" "${W}/models/tiny" "${DEVICE}" "${W}/raw/images"
 run grpo "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/sft" --output_dir "${W}/grpo"
 run grpo_torchrun_zero1 "${TORCHRUN[@]}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny" \
     "${DDP[@]}" --deepspeed local_scripts/zero1_no_optimizer.json --output_dir "${W}/grpo_zero1"

@@ -46,6 +46,7 @@ def test_lower_layers_import_only_from_below(package, allowed):
         ("checkpoints", ("r1_gui.training", "r1_gui.evaluation")),
         ("gui_datasets", ("r1_gui.training", "r1_gui.evaluation")),
         ("processing", ("r1_gui.training", "r1_gui.evaluation")),
+        ("vision_attention", ("r1_gui.training", "r1_gui.evaluation")),
     ],
 )
 def test_no_arrow_points_up(package, forbidden):
@@ -85,6 +86,7 @@ def test_where_things_are_names_every_module_and_only_real_files():
 
 def test_moved_module_paths_still_import_and_say_where_to():
     """Paths the README named before issue 22 forward to the new modules, with a FutureWarning naming them."""
+    from r1_gui import vision_attention
     from r1_gui.checkpoints import load_model
     from r1_gui.scoring import aitw
     from r1_gui.training.lora import LORA_TARGET_MODULES
@@ -101,12 +103,15 @@ def test_moved_module_paths_still_import_and_say_where_to():
     with pytest.warns(FutureWarning, match=r"r1_gui\.lora moved to r1_gui\.checkpoints"):
         from r1_gui.lora import load_model as old_load_model
     assert old_load_model is load_model
+    with pytest.warns(FutureWarning, match=r"r1_gui\.training\.vision_attention moved to r1_gui\.vision_attention"):
+        from r1_gui.training.vision_attention import use_batched_window_attention
+    assert use_batched_window_attention is vision_attention.use_batched_window_attention
     with pytest.raises(ImportError):
         from r1_gui.aitw import no_such_name  # noqa: F401
 
 
 def test_nothing_in_r1_gui_imports_a_moved_path():
-    moved = ("r1_gui.aitw", "r1_gui.lora", "r1_gui.trainer")
+    moved = ("r1_gui.aitw", "r1_gui.lora", "r1_gui.trainer", "r1_gui.training.vision_attention")
     packages = [path.stem for path in SRC.iterdir() if not path.name.startswith("_") and path.suffix in ("", ".py")]
     for package in sorted(set(packages) - {"aitw", "lora", "trainer", "chat_template"}):
         for path, names in imported_modules(package).items():

@@ -91,6 +91,15 @@ def test_grpo_setting_errors_are_one_line(command, grpo_argv, no_model_loading, 
     assert_one_error_line(*command("src/r1_gui/grpo_gui.py", *grpo_argv, *extra), *fragments)
 
 
+def test_a_recipe_value_outside_the_choices_is_one_line(command, grpo_argv, tmp_path, no_model_loading):
+    """argparse checks a flag's choices; a YAML recipe's value is checked by the settings themselves."""
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(GRPO_RECIPE.read_text() + "vision_attention: fast\n")
+    argv = [recipe if arg == GRPO_RECIPE else arg for arg in grpo_argv]
+    code, stderr = command("src/r1_gui/grpo_gui.py", *argv)
+    assert_one_error_line(code, stderr, "--vision_attention must be one of auto, batched_windows, model, got 'fast'")
+
+
 def test_grpo_missing_image_is_one_line(command, grpo_argv, synthetic_dataset, tmp_path, no_model_loading):
     broken = broken_dataset(synthetic_dataset, tmp_path / "broken", image={3: "/nonexistent/screen.png"})
     code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, "--dataset_name", broken)

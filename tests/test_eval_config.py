@@ -22,12 +22,13 @@ def test_eval_command_line_sets_every_field_once():
             "--max_samples", "9", "--max_new_tokens", "64", "--temperature", "0.7", "--prompt_style", "mobile_use",
             "--system_prompt", "Operate the phone.", "--coordinates", "grid999", "--min_pixels", "1000",
             "--max_pixels", "20000", "--backend", "vllm", "--device", "cpu", "--dtype", "bfloat16",
-            "--vllm_gpu_memory_utilization", "0.5", "--seed", "3", "--gallery_size", "0", "--overwrite",
+            "--vision_attention", "batched_windows", "--vllm_gpu_memory_utilization", "0.5", "--seed", "3", "--gallery_size", "0", "--overwrite",
             "--benchmark", "screenspot"]  # fmt: skip
     assert asdict(EvalConfig.from_args(eval_args(argv))) == {
         "prompt_style": "mobile_use", "system_prompt": "Operate the phone.", "coordinates": "grid999",
         "min_pixels": 1000, "max_pixels": 20000, "max_new_tokens": 64, "temperature": 0.7, "seed": 3,
-        "backend": "vllm", "device": "cpu", "dtype": "bfloat16", "vllm_gpu_memory_utilization": 0.5,
+        "backend": "vllm", "device": "cpu", "dtype": "bfloat16", "vision_attention": "batched_windows",
+        "vllm_gpu_memory_utilization": 0.5,
         "batch_size": 4, "max_samples": 9, "benchmark": "screenspot", "gallery_size": 0, "overwrite": True,
     }  # fmt: skip
 
@@ -49,6 +50,7 @@ def test_envs_command_line_builds_the_generators_config():
         ({"temperature": -0.1}, r"--temperature must be >= 0 \(0 is greedy\)"),  # no negative sampling
         ({"backend": "onnx"}, "--backend must be one of hf, vllm, got 'onnx'"),  # an unknown backend
         ({"device": "tpu"}, "--device must be auto, cpu or cuda, got 'tpu'"),  # an unknown device
+        ({"vision_attention": "flash"}, "--vision_attention must be one of auto, batched_windows, model"),
         ({"coordinates": "grid"}, "--coordinates must be one of auto, normalized, grid1000"),  # a misspelt system
         ({"prompt_style": "qwen"}, "unknown prompt style 'qwen'; valid styles: aguvis"),  # an unknown style
     ],

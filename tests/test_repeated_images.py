@@ -263,9 +263,10 @@ def record_prefill_rows(model) -> list[int]:
     return seen
 
 
-def test_prefill_each_prompt_once_generates_the_same_tokens(tiny_with_processor):
-    """Sampling from the same seed, the dedupe'd prefill gives the same tokens; only the prefill runs on the distinct
-    prompts, decoding runs on every row. The first scores agree to float32 rounding, not always bit for bit: a matrix
+@pytest.mark.parametrize("cache_implementation", [None, "static"])  # trl's --cache_implementation
+def test_prefill_each_prompt_once_generates_the_same_tokens(tiny_with_processor, cache_implementation):
+    """Sampling from the same seed, the dedupe'd prefill gives the same tokens, with the default (dynamic) and the
+    static KV cache; only the prefill runs on the distinct prompts, decoding runs on every row. The first scores agree to float32 rounding, not always bit for bit: a matrix
     product over 4 rows may round differently from the same rows inside a product over 6 (on this CPU the tiny
     model's first logits differ in the last bit for two rows; the demo's weights after 5 GRPO steps are identical)."""
     model, processor = tiny_with_processor
@@ -275,6 +276,7 @@ def test_prefill_each_prompt_once_generates_the_same_tokens(tiny_with_processor)
     inputs = batch_of(processor, pictures, texts)
     seen = record_prefill_rows(model)
     options = {"max_new_tokens": 6, "do_sample": True, "temperature": 1.0, "return_dict_in_generate": True}
+    options.update(cache_implementation=cache_implementation, disable_compile=True)  # as trl's GRPOTrainer sets it
     runs = []
     for dedupe in (False, True):
         torch.manual_seed(0)

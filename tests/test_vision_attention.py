@@ -10,8 +10,10 @@ import torch.nn.functional as F
 from helpers.gradients import assert_same_gradient
 from helpers.screens import batch_of, screen
 
+from r1_gui.evaluation.config import EvalConfig
+from r1_gui.training.args import GUIModelConfig
 from r1_gui.training.repeated_prompts import image_encoder
-from r1_gui.training.vision_attention import use_batched_window_attention
+from r1_gui.vision_attention import BATCHED_WINDOWS, apply_vision_attention, use_batched_window_attention
 
 # three screenshots, two of one size: full windows, clipped edge windows, and images of equal and unequal length
 SIZES = [(56 * 5, 112 * 3), (56 * 3, 56 * 7), (56 * 5, 112 * 3)]
@@ -91,3 +93,54 @@ def test_only_sdpa_vision_towers_are_changed(tiny_qwen2_vl):
     assert not use_batched_window_attention(eager)
     assert eager.config.vision_config._attn_implementation == "eager"
     assert not use_batched_window_attention(torch.nn.Linear(2, 2))
+
+
+# ---- the --vision_attention flag ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "choice, device_type, batched",
+    [
+        ("auto", "cuda", True),  # launch-bound per-window calls: batch them
+        ("auto", "cpu", False),  # no faster on CPU: transformers' own path
+        ("batched_windows", "cpu", True),
+        ("batched_windows", "cuda", True),
+        ("model", "cuda", False),
+        ("model", "cpu", False),
+    ],
+)
+def test_apply_vision_attention(tiny_qwen2_5_vl, choice, device_type, batched):
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_5_vl, attn_implementation="sdpa")
+    assert apply_vision_attention(model, choice, device_type) is batched
+    assert model.config.vision_config._attn_implementation == (BATCHED_WINDOWS if batched else "sdpa")
+    assert model.config.text_config._attn_implementation == "sdpa"
+    if batched:  # a second call (a resumed or wrapped model) finds it applied
+        assert apply_vision_attention(model, choice, device_type)
+
+
+@pytest.mark.parametrize("choice", ["fast", "", "Batched_Windows", None])
+def test_unknown_vision_attention_names_the_flag(tiny_qwen2_5_vl, choice):
+    with pytest.raises(ValueError, match=r"--vision_attention must be one of auto, batched_windows, model"):
+        apply_vision_attention(torch.nn.Linear(2, 2), choice, "cuda")
+    with pytest.raises(ValueError, match="--vision_attention"):
+        GUIModelConfig(model_name_or_path=str(tiny_qwen2_5_vl), vision_attention=choice)
+
+
+def test_a_model_saved_with_batched_windows_loads_with_sdpa(tiny_qwen2_5_vl, tmp_path):
+    """The attention choice is the run's, not the checkpoint's: the saved folder loads anywhere as transformers' own."""
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_5_vl, attn_implementation="sdpa")
+    assert apply_vision_attention(model, "batched_windows", "cpu")
+    model.save_pretrained(tmp_path)
+    assert BATCHED_WINDOWS not in (tmp_path / "config.json").read_text()
+    reloaded = AutoModelForImageTextToText.from_pretrained(tmp_path, attn_implementation="sdpa")
+    assert reloaded.config.vision_config._attn_implementation == "sdpa"
+
+
+def test_the_evaluation_generator_batches_the_windows_when_asked(tiny_qwen2_5_vl):
+    from r1_gui.evaluation.generate import HFGenerator
+
+    for choice, expected in (("batched_windows", BATCHED_WINDOWS), ("auto", "sdpa")):  # auto: sdpa on the CPU
+        generator = HFGenerator(tiny_qwen2_5_vl, EvalConfig(device="cpu", vision_attention=choice, max_new_tokens=4))
+        assert generator.model.config.vision_config._attn_implementation == expected

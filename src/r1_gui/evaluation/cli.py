@@ -32,6 +32,7 @@ from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_generation_arguments
+from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)
@@ -81,6 +82,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=("auto", "bfloat16", "float16", "float32"),
         default=default("dtype"),
         help="model weights dtype",
+    )
+    parser.add_argument(
+        "--vision_attention",
+        choices=VISION_ATTENTION_CHOICES,
+        default=default("vision_attention"),
+        help="hf backend: batched_windows runs the vision tower's windows as one sdpa call per window length (the "
+        "same output), model as transformers does, auto batched on CUDA only (default)",
     )
     parser.add_argument(
         "--vllm_gpu_memory_utilization",

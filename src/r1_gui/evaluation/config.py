@@ -17,6 +17,7 @@ from typing import Any
 from r1_gui.actions import COORDINATE_SYSTEMS
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.prompts import check_style
+from r1_gui.vision_attention import check_vision_attention
 
 BACKENDS = ("hf", "vllm")
 DEVICES = ("auto", "cpu", "cuda")
@@ -47,6 +48,10 @@ class EvalConfig:
     # -- where and how the model runs (not recorded: they do not change the outputs) -----------------------------
     device: str = field(default="auto", metadata={"help": "hf backend: auto (cuda when available), cpu or cuda"})
     dtype: str = field(default="auto", metadata={"help": "model weights dtype: auto (the checkpoint's) or a torch one"})
+    vision_attention: str = field(
+        default="auto",
+        metadata={"help": "hf backend: the vision tower's windows batched (as in training; auto: on CUDA)"},
+    )
     vllm_gpu_memory_utilization: float = field(default=0.9, metadata={"help": "vllm backend only"})
     batch_size: int = field(default=16, metadata={"help": "prompts per generate call"})
     # -- the run -----------------------------------------------------------------------------------------------
@@ -72,6 +77,10 @@ class EvalConfig:
             raise EvaluationError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.device not in DEVICES:
             raise EvaluationError(f"--device must be auto, cpu or cuda, got {self.device!r}")
+        try:
+            check_vision_attention(self.vision_attention)
+        except ValueError as error:
+            raise EvaluationError(str(error)) from None
         if self.batch_size < 1:
             raise EvaluationError(f"--batch_size must be at least 1, got {self.batch_size}")
         if self.max_new_tokens < 1:

@@ -38,6 +38,7 @@ from r1_gui.prompts import (
     default_coordinates,
     stop_token_ids,
 )
+from r1_gui.vision_attention import apply_vision_attention
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +184,7 @@ class HFGenerator(_Generator):
         dtype = dtype if dtype == "auto" else getattr(torch, dtype)
         self.model = load_model(model_name_or_path, dtype=dtype).to(self.device)  # a LoRA adapter: base + adapter
         self.model.eval()
+        apply_vision_attention(self.model, self.config.vision_attention, self.device.type)
         tokenizer = self.processor.tokenizer
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         torch.manual_seed(self.config.seed)

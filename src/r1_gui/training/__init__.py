@@ -5,7 +5,6 @@
 - `model`: which models r1_gui trains, loading one.
 - `trainer`: `GUIGRPOTrainer` (a `trl.GRPOTrainer` subclass), the completions table, closing the wandb run.
 - `repeated_prompts`: each distinct screenshot (and prompt) processed once per GRPO group.
-- `vision_attention`: the Qwen2.5-VL vision tower's windows as one batched attention call.
 - `lora`: the default LoRA target modules (adapter folders are read by `r1_gui.checkpoints`).
 - `grpo`, `sft`: the entry points; `src/r1_gui/grpo_gui.py` and `src/r1_gui/sft.py` are their command files.
 Multi-turn GRPO on environments builds on these in `r1_gui.multi_turn`.

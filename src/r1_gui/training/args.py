@@ -51,6 +51,22 @@ class GUIModelConfig(ModelConfig):
 
     _argument_group_name = "trl.ModelConfig: model loading and LoRA (--use_peft; default targets: r1_gui.training.lora)"
 
+    vision_attention: str = field(
+        default="auto",
+        metadata={
+            "help": "How the vision tower runs its windowed attention under sdpa: batched_windows (one sdpa call per "
+            "window length instead of one per window; the same output), model (transformers' per-window calls), or "
+            "auto (batched_windows on CUDA, model on CPU). See r1_gui.vision_attention.",
+            "choices": ["auto", "batched_windows", "model"],
+        },
+    )
+
+    def __post_init__(self):
+        from r1_gui.vision_attention import check_vision_attention
+
+        super().__post_init__()
+        check_vision_attention(self.vision_attention)  # a YAML recipe's value does not pass argparse's choices
+
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument

@@ -25,9 +25,12 @@ def check_model(model_name_or_path: str | None) -> str:
 def load_training_model(
     stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, rows: int, logger
 ):
-    """The model of --model_name_or_path (dtype, attention and revision from the model arguments) that ``stage``
-    ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
+    """The model of --model_name_or_path (dtype, attention, vision attention and revision from the model arguments)
+    that ``stage`` ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
+    import torch
     from transformers import AutoModelForImageTextToText
+
+    from r1_gui.vision_attention import apply_vision_attention
 
     model = AutoModelForImageTextToText.from_pretrained(
         model_args.model_name_or_path,
@@ -35,13 +38,15 @@ def load_training_model(
         attn_implementation=model_args.attn_implementation,
         revision=model_args.model_revision,
     )
+    batched = apply_vision_attention(model, model_args.vision_attention, "cuda" if torch.cuda.is_available() else "cpu")
     logger.info(
-        "%s on %s (%s, %s coordinates, %s prompts), %d rows of %s",
+        "%s on %s (%s, %s coordinates, %s prompts%s), %d rows of %s",
         stage,
         model_args.model_name_or_path,
         model_type,
         coordinates,
         data_args.prompt_style,
+        ", vision windows batched" if batched else "",
         rows,
         data_args.dataset_name,
     )

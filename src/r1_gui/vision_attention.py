@@ -1,0 +1,122 @@
+"""Batched attention for the Qwen-VL vision towers: equal-length windows (and images) as one sdpa call each.
+
+Under sdpa, transformers (5.23) runs the vision tower's attention one window (Qwen2.5-VL) or one image (Qwen2-VL,
+and Qwen2.5-VL's full-attention layers) at a time: a batch of 64 AITW screenshots makes tens of thousands of
+`scaled_dot_product_attention` calls per forward, and on a GPU the pass is bound by kernel launches (NOTES.md
+section 8). Only the flash-attention branch hands the whole packed sequence and its boundaries (`cu_seqlens`) to one
+attention call, and flash-attn cannot be installed on every machine. `use_batched_window_attention(model)` routes
+the vision tower through that branch with an attention function of our own: it gathers the windows of each length
+into one batch and runs sdpa once per distinct length (a handful: the full windows, the clipped edge windows), then
+scatters the outputs back. Each window still attends to itself only, so the output is the per-window one.
+
+The attention function is registered under a name containing "flash" because that is what selects the varlen
+branch in the model's code (`is_flash_attention_requested` tests for the substring); no flash-attn kernel is used.
+Only the vision config changes; the language model keeps its attention implementation.
+
+`apply_vision_attention(model, choice, device_type)` is what the entry points call with their --vision_attention
+flag: `auto` (the default) batches the windows on CUDA, where the per-window calls are launch-bound, and leaves the
+CPU path as transformers has it (there the batched call measured no faster: 2 screenshots through 8 layers of the
+3B tower, forward and backward, 43-57 s per-window vs 50-55 s batched, noise on the 2-core box); `batched_windows`
+batches them on any device; `model` keeps the tower's own attention. A tower that does not run sdpa (loaded with
+--attn_implementation flash_attention_2, whose varlen kernel already takes the packed windows in one call, or eager)
+is left as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+logger = logging.getLogger(__name__)
+
+VISION_ATTENTION_CHOICES = ("auto", "batched_windows", "model")
+
+# "flash" in the name selects the model's cu_seqlens (varlen) branch; the function itself is plain sdpa
+BATCHED_WINDOWS = "r1_gui_batched_windows_via_flash_branch"
+
+
+def batched_window_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    cu_seq_lens_q: torch.Tensor | None = None,
+    **kwargs,
+) -> tuple[torch.Tensor, None]:
+    """Attention within each packed sequence of `query` (1, heads, tokens, dim) given by `cu_seq_lens_q`, one sdpa
+    call per distinct sequence length. Returns (1, tokens, heads, dim), as the attention interfaces do."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    tokens = query.shape[2]
+    if cu_seq_lens_q is None:
+        cu_seq_lens_q = torch.tensor([0, tokens], device=query.device)
+    starts = cu_seq_lens_q[:-1].tolist()
+    lengths = (cu_seq_lens_q[1:] - cu_seq_lens_q[:-1]).tolist()
+    by_length: dict[int, list[int]] = {}
+    for start, length in zip(starts, lengths, strict=True):
+        if length > 0:
+            by_length.setdefault(length, []).append(start)
+    output = query.new_empty(tokens, query.shape[1], query.shape[3])
+    for length, window_starts in by_length.items():
+        offsets = torch.arange(length, device=query.device)
+        index = (torch.tensor(window_starts, device=query.device)[:, None] + offsets).flatten()
+        # (1, heads, windows * length, dim) -> (windows, heads, length, dim)
+        q, k, v = (
+            tensor[0][:, index].unflatten(1, (len(window_starts), length)).transpose(0, 1)
+            for tensor in (query, key, value)
+        )
+        attended, _ = sdpa_attention_forward(
+            module, q, k, v, attention_mask=None, scaling=scaling, dropout=dropout, is_causal=False
+        )
+        output[index] = attended.flatten(0, 1)  # (windows, length, heads, dim) -> (windows * length, heads, dim)
+    return output.unsqueeze(0), None
+
+
+def _vision_configs(model: torch.nn.Module) -> list:
+    """The configs of the model's Qwen-VL vision towers (found through wrappers)."""
+    configs = []
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if type(module).__name__.endswith("VisionTransformerPretrainedModel") and config is not None:
+            configs.append(config)
+    return configs
+
+
+def use_batched_window_attention(model: torch.nn.Module) -> bool:
+    """Make the model's Qwen-VL vision tower run its attention as one sdpa call per distinct window length.
+
+    Applies where the tower uses sdpa; returns whether it applied (False for other models and implementations)."""
+    from transformers import AttentionInterface
+
+    configs = [c for c in _vision_configs(model) if c._attn_implementation in ("sdpa", BATCHED_WINDOWS)]
+    if not configs:
+        return False
+    AttentionInterface.register(BATCHED_WINDOWS, batched_window_attention)
+    for config in configs:
+        config._attn_implementation = BATCHED_WINDOWS
+    logger.info("the vision tower runs one sdpa call per window length (r1_gui.vision_attention)")
+    return True
+
+
+def check_vision_attention(choice: str, flag: str = "--vision_attention") -> str:
+    """``choice`` if it is one of VISION_ATTENTION_CHOICES; a ValueError naming ``flag`` otherwise."""
+    if choice not in VISION_ATTENTION_CHOICES:
+        raise ValueError(f"{flag} must be one of {', '.join(VISION_ATTENTION_CHOICES)}, got {choice!r}")
+    return choice
+
+
+def apply_vision_attention(model: torch.nn.Module, choice: str, device_type: str) -> bool:
+    """Apply a --vision_attention choice to a loaded model that will run on ``device_type`` ("cuda", "cpu", ...):
+    batched windows for `batched_windows`, and for `auto` on CUDA; nothing for `model`. Returns whether the vision
+    tower now runs batched windows."""
+    check_vision_attention(choice)
+    if choice == "model" or (choice == "auto" and device_type != "cuda"):
+        return False
+    return use_batched_window_attention(model)
