@@ -83,12 +83,31 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         (["--prompt_style", "nope"], ["unknown prompt style 'nope'"]),
         (["--coordinates", "nope"], ["--coordinates must be auto or one of"]),
         (["--num_generation", "4"], ["--num_generation", "did you mean --num_generations"]),
-        (["--config", "local_scripts/nope.yaml"], ["nope.yaml"]),
+        (["--config", "local_scripts/nope.yaml"], ["--config is given 2 times", "tiny_cpu_grpo.yaml, local_scripts/nope"]),
+        (["--config=local_scripts/nope.yaml"], ["--config is given 2 times"]),
+        (["--config"], ["--config needs the path of a YAML recipe"]),
     ],
-    ids=["batch", "unknown-reward", "reward-weights", "reward-kwargs-json", "style", "coordinates", "flag", "config"],
+    ids=[
+        "batch", "unknown-reward", "reward-weights", "reward-kwargs-json", "style", "coordinates", "flag",
+        "second-config", "second-config-equals", "config-without-path",
+    ],  # fmt: skip
 )
 def test_grpo_setting_errors_are_one_line(command, grpo_argv, no_model_loading, extra, fragments):
     assert_one_error_line(*command("src/r1_gui/grpo_gui.py", *grpo_argv, *extra), *fragments)
+
+
+def test_a_missing_recipe_is_one_line(command, grpo_argv, no_model_loading):
+    argv = ["local_scripts/nope.yaml" if arg == GRPO_RECIPE else arg for arg in grpo_argv]
+    assert_one_error_line(*command("src/r1_gui/grpo_gui.py", *argv), "nope.yaml")
+
+
+def test_config_equals_recipe_is_read_as_the_recipe(grpo_argv):
+    from r1_gui.training.grpo import parse_grpo_arguments
+
+    at = grpo_argv.index("--config")
+    argv = [*grpo_argv[:at], f"--config={GRPO_RECIPE}", *grpo_argv[at + 2 :]]
+    script_args, training_args, _ = parse_grpo_arguments(argv)
+    assert training_args.num_generations == 4 and script_args.max_pixels == 50176  # the recipe's values
 
 
 def test_a_recipe_value_outside_the_choices_is_one_line(command, grpo_argv, tmp_path, no_model_loading):

@@ -6,6 +6,7 @@ The checks run before a model is loaded, so a wrong flag, model folder or datase
 from __future__ import annotations
 
 import difflib
+import sys
 from dataclasses import dataclass, field, fields
 
 from trl import ModelConfig, TrlParser
@@ -81,6 +82,7 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
         usage="%(prog)s [--config RECIPE.yaml] [--option value ...]",
         description=f"Options: {headings}. A YAML recipe (--config) sets defaults; the command line overrides it.",
     )
+    argv = config_flag_checked(sys.argv[1:] if argv is None else argv)
     try:
         with user_errors():
             return parser.parse_args_and_config(args=argv)
@@ -95,6 +97,25 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
         raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
+
+
+def config_flag_checked(argv) -> list[str]:
+    """``argv`` with ``--config=RECIPE`` written as ``--config RECIPE`` (trl's parser reads only that form); a second
+    --config, or one without a path, is a UserError (trl would read the first and call the second an unknown flag)."""
+    argv = [str(arg) for arg in argv]
+    spelled = []
+    for arg in argv:
+        spelled.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
+    places = [index for index, arg in enumerate(spelled) if arg == "--config"]
+    if any(index + 1 >= len(spelled) or spelled[index + 1].startswith("--") for index in places):
+        raise UserError("--config needs the path of a YAML recipe, e.g. --config local_scripts/tiny_cpu_grpo.yaml")
+    if len(places) > 1:
+        recipes = ", ".join(spelled[index + 1] for index in places)
+        raise UserError(
+            f"--config is given {len(places)} times ({recipes}): one recipe is read; set its other values with "
+            "flags, which override the recipe"
+        )
+    return spelled
 
 
 def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
