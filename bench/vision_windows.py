@@ -75,7 +75,9 @@ def encode(model, pixels, grid, backward: bool):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--screenshots", type=int, default=64, help="screenshots encoded in one forward")
-    parser.add_argument("--width", type=int, default=64, help="tower width (1280 is the 3B's); counts do not depend on it")
+    parser.add_argument(
+        "--width", type=int, default=64, help="tower width (1280 is the 3B's); counts do not depend on it"
+    )
     parser.add_argument("--heads", type=int, default=None, help="attention heads (default: width / 80, at least 2)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--time", action="store_true", help="also time forward + backward, median of --repeats")

@@ -83,7 +83,7 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         (["--prompt_style", "nope"], ["unknown prompt style 'nope'"]),
         (["--coordinates", "nope"], ["--coordinates must be auto or one of"]),
         (["--num_generation", "4"], ["--num_generation", "did you mean --num_generations"]),
-        (["--config", "local_scripts/nope.yaml"], ["--config is given 2 times", "tiny_cpu_grpo.yaml, local_scripts/nope"]),
+        (["--config", "local_scripts/nope.yaml"], ["--config is given 2 times", "grpo.yaml, local_scripts/nope"]),
         (["--config=local_scripts/nope.yaml"], ["--config is given 2 times"]),
         (["--config"], ["--config needs the path of a YAML recipe"]),
     ],
