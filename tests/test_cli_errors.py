@@ -88,9 +88,17 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         (["--config"], ["--config needs the path of a YAML recipe"]),
     ],
     ids=[
-        "batch", "unknown-reward", "reward-weights", "reward-kwargs-json", "style", "coordinates", "flag",
-        "second-config", "second-config-equals", "config-without-path",
-    ],  # fmt: skip
+        "batch",
+        "unknown-reward",
+        "reward-weights",
+        "reward-kwargs-json",
+        "style",
+        "coordinates",
+        "flag",
+        "second-config",
+        "second-config-equals",
+        "config-without-path",
+    ],
 )
 def test_grpo_setting_errors_are_one_line(command, grpo_argv, no_model_loading, extra, fragments):
     assert_one_error_line(*command("src/r1_gui/grpo_gui.py", *grpo_argv, *extra), *fragments)
