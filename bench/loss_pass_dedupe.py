@@ -2,6 +2,7 @@
 copy of a screenshot (trl) or each distinct screenshot once (`--dedupe_images`, gradient summed over the copies).
 
     python bench/loss_pass_dedupe.py [--size small] [--prompts 16] [--generations 8] [--repeats 3]
+    python bench/loss_pass_dedupe.py --micro_batches 4   # the pass in 4 micro-batches: rows or whole groups shuffled
 
 The demo's batch shape (its synthetic screens at max_pixels 50176 and short system prompt, aguvis prompts,
 `--prompts` x `--generations` completions of up to 48 tokens from a random local model): one generation, then
@@ -9,6 +10,12 @@ The demo's batch shape (its synthetic screens at max_pixels 50176 and short syst
 median of `--repeats`. Every group is given signal (advantages spread within each group), so the whole batch goes
 through the pass. Reports the ratio (on / off seconds), the images the vision tower encoded per pass and the largest
 gradient difference relative to the largest gradient element (float32 summation order).
+
+With `--micro_batches N` (a run's `--steps_per_generation N`) both sides have dedupe on and run the pass as N
+micro-batches, the gradient summed over them; they differ in how the batch is shuffled before it is split: row by
+row (trl's `shuffle_sequence_dict`: each micro-batch holds answers to many screenshots and encodes each) or by whole
+groups (GUIGRPOTrainer with `--dedupe_images`: each micro-batch holds whole groups). Same seed per repeat on both
+sides; the ratio is groups / rows.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from demo_batch import add_batch_arguments, demo_trainer, timed_loss_pass
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_batch_arguments(parser, "timed loss passes per side")
+    parser.add_argument("--micro_batches", type=int, default=1, help="run the pass as N micro-batches (see above)")
     args = parser.parse_args()
 
     import torch
@@ -42,8 +50,10 @@ def main() -> None:
         per_image = int(batch["image_grid_thw"].prod(-1).float().mean())
 
         def loss_pass(dedupe: bool) -> tuple[float, dict]:
-            trainer.dedupe_images = dedupe
             encoded.clear()
+            if args.micro_batches > 1:  # both sides dedupe; "dedupe" here: whole groups shuffled
+                return micro_batched_loss_pass(trainer, batch, args, whole_groups=dedupe)
+            trainer.dedupe_images = dedupe
             return timed_loss_pass(trainer, batch)
 
         loss_pass(True)  # warm-up
@@ -58,6 +68,8 @@ def main() -> None:
     largest = max(g.abs().max().item() for g in grads[False].values())
     diff = max((grads[True][n] - g).abs().max().item() for n, g in grads[False].items())
     print(f"loss pass of {args.prompts} x {args.generations} completions ({args.size} model), median of {args.repeats}")
+    if args.micro_batches > 1:
+        print(f"in {args.micro_batches} micro-batches, dedupe on; off: rows shuffled (trl), on: whole groups")
     print(f"{'dedupe off s':>12} {'dedupe on s':>12} {'ratio':>7} {'images encoded':>15} {'grad rel diff':>14}")
     encoded_text = f"{images[True]} of {images[False]}"
     print(f"{off:>12.3f} {on:>12.3f} {on / off:>7.3f} {encoded_text:>15} {diff / largest:>14.1e}")
@@ -65,6 +77,7 @@ def main() -> None:
         "benchmark": "loss_pass_dedupe",
         "size": args.size,
         "batch": f"{args.prompts}x{args.generations}",
+        "micro_batches": args.micro_batches,
         "off_s": round(off, 3),
         "on_s": round(on, 3),
         "ratio": round(on / off, 3),
@@ -73,6 +86,36 @@ def main() -> None:
         "grad_rel_diff": float(f"{diff / largest:.2e}"),
     }
     print(json.dumps(summary))
+
+
+def micro_batched_loss_pass(trainer, batch: dict, args, whole_groups: bool) -> tuple[float, dict]:
+    """Seconds and gradients of the loss pass as `args.micro_batches` micro-batches, the batch shuffled row by row
+    (trl) or by whole groups (r1_gui) with the same seed, as trl's `_prepare_inputs` splits it; dedupe on."""
+    import time
+
+    import torch
+    from trl.trainer import grpo_trainer
+    from trl.trainer.utils import split_pixel_values_by_grid, split_tensor_dict, unsplit_pixel_values_by_grid
+
+    from r1_gui.training.repeated_prompts import micro_batches_of_whole_groups
+
+    trainer.dedupe_images = True
+    torch.manual_seed(0)  # the same seed on both sides and in every repeat
+    split = split_pixel_values_by_grid(batch)
+    if whole_groups:
+        with micro_batches_of_whole_groups(args.generations):
+            shuffled = grpo_trainer.shuffle_sequence_dict(split)
+    else:
+        shuffled = grpo_trainer.shuffle_sequence_dict(split)
+    micro_batches = [unsplit_pixel_values_by_grid(part) for part in split_tensor_dict(shuffled, args.micro_batches)]
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1  # each micro-batch's dapo term is normalised by the whole batch
+    trainer.model.zero_grad()
+    start = time.perf_counter()
+    for micro in micro_batches:
+        trainer._compute_loss(trainer.model, micro).backward()
+    seconds = time.perf_counter() - start
+    return seconds, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
 
 
 if __name__ == "__main__":

@@ -252,6 +252,55 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
         assert_same_gradient(grads[True][name], grad, name)
 
 
+def test_micro_batches_hold_whole_groups_with_the_same_summed_gradient(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """With the loss pass in 4 micro-batches (steps_per_generation 4), trl shuffles the generation batch row by row,
+    so each micro-batch holds answers to several screenshots and encodes each; with dedupe_images the batch is
+    shuffled by whole groups: each micro-batch holds one screenshot's 4 answers and encodes it once, and the
+    gradient summed over the micro-batches (dapo: normalised by the whole batch) is the same."""
+    from helpers.gradients import assert_same_gradient
+
+    from r1_gui.training.repeated_prompts import image_encoder
+
+    def alternating(completions, **kwargs):
+        return [float(i % 2) for i in range(len(completions))]
+
+    trainer, dataset = build_trainer(
+        tiny_qwen2_vl, synthetic_dataset, tmp_path, [alternating],
+        per_device_train_batch_size=4, num_generations=4, steps_per_generation=4, loss_type="dapo",
+    )  # fmt: skip
+    rows = [dataset[i] for i in range(4) for _ in range(4)]
+    batch = trainer._generate_and_score_completions(rows)
+    encoded = []
+    image_encoder(trainer.model).visual.register_forward_pre_hook(lambda module, args: encoded.append(args[0]))
+    patches = int(batch["image_grid_thw"][0].prod())
+    grads, images = {}, {}
+    for dedupe in (False, True):
+        trainer.dedupe_images = dedupe
+        trainer._step, trainer._buffered_inputs = 0, None
+        trainer.model.train()  # the training path buffers the micro-batches
+        torch.manual_seed(0)
+        with mock.patch.object(trainer, "_generate_and_score_completions", return_value=batch):
+            trainer._prepare_inputs(rows)
+        micro_batches = trainer._buffered_inputs
+        assert [len(micro["prompt_ids"]) for micro in micro_batches] == [4, 4, 4, 4]
+        trainer.model.zero_grad()
+        trainer.current_gradient_accumulation_steps = 4
+        encoded.clear()
+        for micro in micro_batches:
+            trainer._compute_loss(trainer.model, micro).backward()
+        images[dedupe] = [len(pixels) // patches for pixels in encoded]
+        grads[dedupe] = {name: p.grad.clone() for name, p in trainer.model.named_parameters() if p.grad is not None}
+        if dedupe:  # one prompt group per micro-batch
+            for micro in micro_batches:
+                assert torch.equal(micro["advantages"] != 0, torch.ones(4, dtype=torch.bool))
+                assert len({tuple(row) for row in micro["prompt_ids"].tolist()}) == 1
+    assert images[True] == [1, 1, 1, 1]
+    assert sum(images[False]) > 4  # the row shuffle scatters the screenshots
+    assert grads[True].keys() == grads[False].keys()
+    for name, grad in grads[False].items():
+        assert_same_gradient(grads[True][name], grad, name)
+
+
 def test_no_signal_completions_leave_the_gradient_unchanged(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     """Skipping zero-advantage completions must be a pure saving: on a batch where click prompts get equal rewards
     (no signal) and the others do not, the gradient with and without the skip is the same, and the skipped pass

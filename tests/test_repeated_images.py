@@ -20,6 +20,7 @@ from r1_gui.training.repeated_prompts import (
     image_encoder,
     image_key,
     prefill_each_prompt_once,
+    whole_groups_shuffled,
 )
 
 
@@ -353,3 +354,64 @@ def test_distinct_prompts_leaves_other_prefills_alone(change):
     input_ids, kwargs = prefill_kwargs([1, 1, 2, 2], [0.5] * 4, [0] * 4)
     change(kwargs)
     assert distinct_prompts(input_ids, kwargs) is None
+
+
+# ---- micro-batches of whole groups ----------------------------------------------------------------------------------
+def generation_batch(prompts: list[int], images: list[float] | None = None) -> dict:
+    """A generation batch as trl holds it before shuffling: one row per answer, pixel values and grids split by row."""
+    images = images or [float(p) for p in prompts]
+    rows = len(prompts)
+    return {
+        "prompt_ids": torch.tensor([[7, p] for p in prompts]),
+        "prompt_mask": torch.ones(rows, 2, dtype=torch.long),
+        "completion_ids": torch.arange(rows)[:, None],  # every answer differs
+        "pixel_values": [torch.full((4, 3), value) for value in images],
+        "image_grid_thw": [torch.tensor([[1, 2, 2]]) for _ in prompts],
+        "num_images": [1] * rows,
+        "advantages": torch.arange(rows, dtype=torch.float),
+        "num_items_in_batch": torch.tensor(5.0),  # a scalar stays as it is
+        "old_per_token_logps": None,
+    }
+
+
+@pytest.mark.parametrize(
+    "prompts, images, group_size, whole",
+    [
+        ([1, 1, 2, 2, 3, 3], None, 2, True),
+        ([1, 1, 1, 1, 2, 2, 2, 2], None, 4, True),
+        ([1, 1, 1, 1, 2, 2, 2, 2], None, 2, True),  # half groups are still blocks of equal rows
+        ([1, 1, 2, 2, 3], None, 2, False),  # not a multiple of the group size
+        ([1, 2, 2, 3, 3, 1], None, 2, False),  # a process's share starting inside a group
+        ([1, 1, 2, 2], [1.0, 9.0, 2.0, 2.0], 2, False),  # same prompt tokens, other screenshot
+        ([1, 1], None, 0, False),
+    ],
+)
+def test_whole_groups_shuffled(prompts, images, group_size, whole):
+    batch = generation_batch(prompts, images)
+    torch.manual_seed(3)
+    shuffled = whole_groups_shuffled(batch, group_size)
+    if not whole:
+        assert shuffled is None
+        return
+    order = shuffled["completion_ids"][:, 0].tolist()
+    assert sorted(order) == list(range(len(prompts)))
+    blocks = [order[i : i + group_size] for i in range(0, len(order), group_size)]
+    assert all(block == list(range(block[0], block[0] + group_size)) and block[0] % group_size == 0 for block in blocks)
+    for key in ("prompt_ids", "advantages"):  # every row value moved in unison
+        assert torch.equal(shuffled[key], batch[key][order])
+    for key in ("pixel_values", "image_grid_thw", "num_images"):
+        assert all(_same_value(shuffled[key][i], batch[key][row]) for i, row in enumerate(order))
+    assert shuffled["num_items_in_batch"] is batch["num_items_in_batch"]
+    assert shuffled["old_per_token_logps"] is None
+
+
+def _same_value(a, b) -> bool:
+    return torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+
+
+def test_whole_groups_shuffled_visits_every_order():
+    """The blocks' order is random (torch's generator), not fixed: every order of 3 groups turns up."""
+    batch = generation_batch([1, 1, 2, 2, 3, 3])
+    torch.manual_seed(0)
+    orders = {tuple(whole_groups_shuffled(batch, 2)["prompt_ids"][::2, 1].tolist()) for _ in range(200)}
+    assert len(orders) == 6

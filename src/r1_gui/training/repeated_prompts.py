@@ -14,6 +14,13 @@ The helpers below do that work once per distinct screenshot or prompt and hand b
   each copy's gradient into the one encoder pass (the gradient of the full batch, up to float summation order).
 - `prefill_each_prompt_once(model)` makes `generate` run its prefill on the distinct prompts only and copy their
   cache and first logits to the repeats; every row then decodes (and samples) as before.
+- `micro_batches_of_whole_groups(group_size)`: trl shuffles the generation batch row by row before splitting it
+  into the loss pass's micro-batches (`--steps_per_generation` > 1), which scatters a screenshot's answers over
+  every micro-batch, and each micro-batch then encodes it again. Within the block whole groups are shuffled
+  instead, so a micro-batch holds as few screenshots as its size allows. The loss of a generation batch is a sum
+  over its micro-batches whichever rows each holds, for every loss type whose micro-batch terms are normalised by
+  the whole batch or by equal row counts (dapo, cispo, grpo, dr_grpo, ...); bnpo normalises by each micro-batch's
+  token count and `top_entropy_quantile` ranks within it, so there the (already random) partition has another law.
 
 The processed pixels and image features are the same values. The prefill is the same computation on fewer rows; a
 matrix product over fewer rows may round its last bit differently on some backends (on the CPU machine the demo's
@@ -306,3 +313,65 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
 
     with _method_replaced(generator, "_prefill", _prefill):
         yield
+
+
+def whole_groups_shuffled(batch: dict, group_size: int) -> dict | None:
+    """trl's `shuffle_sequence_dict`, moving whole groups: the batch's rows in blocks of ``group_size`` consecutive
+    rows, the blocks in a random order (torch's generator), every sequence value permuted in unison, rows within a
+    block kept in order. None where the rows are not such blocks (a batch size that is not a multiple, or a block
+    whose rows differ in prompt or images: a process's share of a group split across processes)."""
+    sizes = {len(value) for value in batch.values() if value is not None and not _is_scalar(value)}
+    if len(sizes) != 1:
+        return None
+    rows = sizes.pop()
+    if group_size < 1 or rows % group_size:
+        return None
+    for key in ("prompt_ids", "prompt_mask", "pixel_values", "image_grid_thw", "num_images"):
+        value = batch.get(key)  # per row (trl split the pixel values and grids by row before shuffling)
+        if value is None:
+            continue
+        for start in range(0, rows, group_size):
+            first = value[start]
+            if not all(_same(first, value[row]) for row in range(start + 1, start + group_size)):
+                return None
+    blocks = torch.randperm(rows // group_size)
+    permutation = (blocks[:, None] * group_size + torch.arange(group_size)).flatten()
+
+    def permute(value):
+        if value is None or _is_scalar(value):
+            return value
+        if isinstance(value, torch.Tensor):
+            return value[permutation]
+        return [value[i] for i in permutation]
+
+    return {key: permute(value) for key, value in batch.items()}
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.ndim == 0
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and torch.equal(a, b)
+    return a == b
+
+
+@contextlib.contextmanager
+def micro_batches_of_whole_groups(group_size: int) -> Iterator[None]:
+    """Within the block, trl's GRPO trainer shuffles a generation batch by whole groups of ``group_size`` rows
+    (`whole_groups_shuffled`) before splitting it into micro-batches; where the batch is not made of such groups,
+    row by row as trl does."""
+    from trl.trainer import grpo_trainer
+
+    original = grpo_trainer.shuffle_sequence_dict
+
+    def shuffle(batch):
+        shuffled = whole_groups_shuffled(batch, group_size)
+        return original(batch) if shuffled is None else shuffled
+
+    grpo_trainer.shuffle_sequence_dict = shuffle
+    try:
+        yield
+    finally:
+        grpo_trainer.shuffle_sequence_dict = original

@@ -18,7 +18,12 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.prompts import stop_token_ids
-from r1_gui.training.repeated_prompts import cached_image_processor, encode_each_image_once, prefill_each_prompt_once
+from r1_gui.training.repeated_prompts import (
+    cached_image_processor,
+    encode_each_image_once,
+    micro_batches_of_whole_groups,
+    prefill_each_prompt_once,
+)
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
@@ -66,7 +71,11 @@ class GUIGRPOTrainer(GRPOTrainer):
        batch (`r1_gui.training.repeated_prompts`); the tensors are the same (up to float rounding of the smaller prefill).
        In the loss pass (in `_compute_loss`) the vision tower likewise encodes each distinct screenshot of the
        micro-batch once, with gradients: the copies index the same features, so autograd sums their gradients
-       (the parent's gradient up to float summation order).
+       (the parent's gradient up to float summation order). And where the loss pass runs in several micro-batches
+       (`steps_per_generation` > 1; in `_prepare_inputs`), the generation batch is shuffled by whole groups
+       instead of row by row before it is split, so a micro-batch holds few screenshots rather than a scatter of
+       every one (`micro_batches_of_whole_groups`; the same summed loss for the loss types whose micro-batch
+       terms are normalised by the whole batch or by equal row counts).
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -252,6 +261,12 @@ class GUIGRPOTrainer(GRPOTrainer):
             prefill_each_prompt_once(self.model),
         ):
             return super()._generate_and_score_completions(inputs)
+
+    def _prepare_inputs(self, generation_batch):
+        if not self.dedupe_images or self.args.steps_per_generation == 1:
+            return super()._prepare_inputs(generation_batch)
+        with micro_batches_of_whole_groups(self.num_generations):  # each micro-batch: as few screenshots as it can
+            return super()._prepare_inputs(generation_batch)
 
 
 def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
