@@ -61,14 +61,17 @@ def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trai
     return trainer, rows
 
 
-def timed_loss_pass(trainer, inputs: dict) -> tuple[float, dict]:
-    """Seconds of one GRPO loss pass (`trainer._compute_loss` and its backward) and every parameter's gradient."""
+def timed_loss_pass(trainer, inputs: dict | list[dict]) -> tuple[float, dict]:
+    """Seconds of one GRPO loss pass (`trainer._compute_loss` and its backward) over a batch, or over its
+    micro-batches with the gradient summed (dapo normalises each by the whole batch), and every parameter's
+    gradient."""
     import time
 
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1  # set by the training loop
     trainer.model.zero_grad()
     start = time.perf_counter()
-    trainer._compute_loss(trainer.model, inputs).backward()
+    for micro_batch in [inputs] if isinstance(inputs, dict) else inputs:
+        trainer._compute_loss(trainer.model, micro_batch).backward()
     seconds = time.perf_counter() - start
     return seconds, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}

@@ -44,6 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from r1_gui.tiny import SIZES, ModelSize, build_config, build_tokenizer
+from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 TOKENIZER_VOCAB = 1024  # the local BPE tokenizer's size (special tokens come on top)
 SCREEN = (1080, 2400)  # an AITW phone screenshot (width, height)
@@ -184,11 +185,10 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     )
     rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
-    if kind == "ours":  # as grpo_gui.py --vision_attention applies it (auto: batched windows on CUDA)
+    if kind == "ours":
         from r1_gui.vision_attention import apply_vision_attention
 
-        apply_vision_attention(model, args.vision_attention, args.device)
-    if kind == "ours":
+        apply_vision_attention(model, args.vision_attention, args.device)  # as grpo_gui.py's flag applies it
         trainer = GUIGRPOTrainer(**common, prompt_style="aguvis", coordinates="pixels", completions_table_steps=0)
     else:
         trainer = GRPOTrainer(**common)
@@ -258,7 +258,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="runs per side, interleaved ABBA")
     parser.add_argument(
         "--vision_attention",
-        choices=("auto", "batched_windows", "model"),
+        choices=VISION_ATTENTION_CHOICES,
         default="auto",
         help="ours only, as grpo_gui.py's flag: auto (batched windows on CUDA), batched_windows, model",
     )

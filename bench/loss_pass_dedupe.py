@@ -91,7 +91,7 @@ def main() -> None:
 def micro_batched_loss_pass(trainer, batch: dict, args, whole_groups: bool) -> tuple[float, dict]:
     """Seconds and gradients of the loss pass as `args.micro_batches` micro-batches, the batch shuffled row by row
     (trl) or by whole groups (r1_gui) with the same seed, as trl's `_prepare_inputs` splits it; dedupe on."""
-    import time
+    import contextlib
 
     import torch
     from trl.trainer import grpo_trainer
@@ -102,20 +102,10 @@ def micro_batched_loss_pass(trainer, batch: dict, args, whole_groups: bool) -> t
     trainer.dedupe_images = True
     torch.manual_seed(0)  # the same seed on both sides and in every repeat
     split = split_pixel_values_by_grid(batch)
-    if whole_groups:
-        with micro_batches_of_whole_groups(args.generations):
-            shuffled = grpo_trainer.shuffle_sequence_dict(split)
-    else:
+    with micro_batches_of_whole_groups(args.generations) if whole_groups else contextlib.nullcontext():
         shuffled = grpo_trainer.shuffle_sequence_dict(split)
     micro_batches = [unsplit_pixel_values_by_grid(part) for part in split_tensor_dict(shuffled, args.micro_batches)]
-    trainer.model.train()
-    trainer.current_gradient_accumulation_steps = 1  # each micro-batch's dapo term is normalised by the whole batch
-    trainer.model.zero_grad()
-    start = time.perf_counter()
-    for micro in micro_batches:
-        trainer._compute_loss(trainer.model, micro).backward()
-    seconds = time.perf_counter() - start
-    return seconds, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+    return timed_loss_pass(trainer, micro_batches)
 
 
 if __name__ == "__main__":

@@ -105,11 +105,10 @@ def use_batched_window_attention(model: torch.nn.Module) -> bool:
     return True
 
 
-def check_vision_attention(choice: str, flag: str = "--vision_attention") -> str:
-    """``choice`` if it is one of VISION_ATTENTION_CHOICES; a ValueError naming ``flag`` otherwise."""
+def check_vision_attention(choice: str) -> None:
+    """A ValueError naming the flag unless ``choice`` is one of VISION_ATTENTION_CHOICES."""
     if choice not in VISION_ATTENTION_CHOICES:
-        raise ValueError(f"{flag} must be one of {', '.join(VISION_ATTENTION_CHOICES)}, got {choice!r}")
-    return choice
+        raise ValueError(f"--vision_attention must be one of {', '.join(VISION_ATTENTION_CHOICES)}, got {choice!r}")
 
 
 def apply_vision_attention(model: torch.nn.Module, choice: str, device_type: str) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from trl import ModelConfig, TrlParser
 
 from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 
 
 @dataclass
@@ -58,13 +59,11 @@ class GUIModelConfig(ModelConfig):
             "help": "How the vision tower runs its windowed attention under sdpa: batched_windows (one sdpa call per "
             "window length instead of one per window; the same output), model (transformers' per-window calls), or "
             "auto (batched_windows on CUDA, model on CPU). See r1_gui.vision_attention.",
-            "choices": ["auto", "batched_windows", "model"],
+            "choices": list(VISION_ATTENTION_CHOICES),
         },
     )
 
     def __post_init__(self):
-        from r1_gui.vision_attention import check_vision_attention
-
         super().__post_init__()
         check_vision_attention(self.vision_attention)  # a YAML recipe's value does not pass argparse's choices
 
