@@ -1,13 +1,18 @@
-"""Reading a GUI dataset: a dataset/raw_load_data.py output folder (train/test parquet) or a Hub dataset id.
+"""Reading a GUI dataset: a dataset/raw_load_data.py output folder (train/test parquet) or a Hub dataset id, and
+one row's screenshot and ground-truth action.
 
-Training (r1_gui.training.data) and the evaluation read datasets through this one function. Images are paths
+Training (r1_gui.training.data), the evaluation and the replay environment read datasets through this module. Images are paths
 (absolute, or relative to the dataset folder) or embedded bytes; both decode to PIL through `datasets.Image`.
 """
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
+from r1_gui.actions import Action, extract_action
 from r1_gui.paths import check_local_or_hub
 
 
@@ -57,3 +62,34 @@ def images_are_paths(dataset) -> bool:
     """True when the image column holds file paths (strings), False for embedded images or no image column."""
     feature = dataset.features.get("image")
     return getattr(feature, "dtype", None) in ("string", "large_string")
+
+
+def ground_truth_action(row: dict) -> Action | None:
+    """The row's action from ``solution``, read as the rewards read it; ``action_json`` when there is no solution."""
+    if row.get("solution"):
+        return extract_action(row["solution"], coordinates="normalized")
+    if row.get("action_json"):
+        try:
+            return Action.from_dict(json.loads(row["action_json"]))
+        except ValueError:
+            return None
+    return None
+
+
+def open_screenshot(reference: Any):
+    """The screenshot as an RGB PIL image from a path, an embedded {"bytes", "path"} dict or a PIL image. Raises
+    FileNotFoundError (with the path) or OSError (unreadable)."""
+    from PIL import Image
+
+    if reference is None:
+        raise FileNotFoundError("the row has no image")
+    if hasattr(reference, "convert"):
+        return reference.convert("RGB")
+    if isinstance(reference, dict):
+        if reference.get("bytes"):
+            return Image.open(io.BytesIO(reference["bytes"])).convert("RGB")
+        reference = reference.get("path")
+    if not reference or not Path(reference).is_file():
+        raise FileNotFoundError(f"image file {reference!r} does not exist")
+    with Image.open(reference) as image:
+        return image.convert("RGB")

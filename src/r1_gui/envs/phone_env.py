@@ -19,14 +19,14 @@ each episode several times) cost no drawing.
 from __future__ import annotations
 
 import logging
-import string
 from collections import OrderedDict
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from r1_gui.actions import Action, extract_action
+from r1_gui.actions import Action
+from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
 from r1_gui.envs.expert import expert_action
 from r1_gui.envs.phone import apply
 from r1_gui.envs.tasks import MAX_STEPS, TASKS, new_episode
@@ -36,9 +36,6 @@ from r1_gui.synthetic import episodes, screens
 logger = logging.getLogger(__name__)
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT, DEFAULT_GRID, DEFAULT_APPS = 224, 448, (3, 3), 12  # the demo's screens
-MAX_TEXT_CHARS = 65_536  # longer model text is refused unread (a generation cut at max_new_tokens is far shorter)
-INSTRUCTION_SPACE = gym.spaces.Text(min_length=1, max_length=512, charset=string.printable)
-ACTION_TEXT_SPACE = gym.spaces.Text(min_length=0, max_length=256, charset=string.printable)
 
 
 def check_screen_settings(width: int, height: int, grid: tuple[int, int], apps: int) -> None:
@@ -47,24 +44,6 @@ def check_screen_settings(width: int, height: int, grid: tuple[int, int], apps: 
     needed = screens.APP_NAMES.index(SETTINGS_APP) + 1
     if apps < needed:
         raise ValueError(f"apps must be at least {needed}, so that the phone has the Settings app; got {apps}")
-
-
-def parse_step_input(
-    action: Any, coordinates: str | None, image_size: tuple[int, int]
-) -> tuple[Action | None, str | None]:
-    """(the action, None) or (None, why it is not one). Never raises."""
-    if isinstance(action, Action):
-        return action, None
-    if isinstance(action, np.str_):
-        action = str(action)
-    if not isinstance(action, str):
-        return None, f"an action must be an r1_gui Action or the model's text, got {type(action).__name__}"
-    if len(action) > MAX_TEXT_CHARS:
-        return None, f"the text is {len(action)} characters long; at most {MAX_TEXT_CHARS} are read"
-    parsed = extract_action(action, coordinates=coordinates, image_size=image_size)
-    if parsed is None:
-        return None, "the text holds no action r1_gui can parse (mobile_use call, Aguvis code or GUI-R1 JSON)"
-    return parsed, None
 
 
 def advance(world, state, goal, action: Action) -> tuple[Any, bool, bool, str | None]:
@@ -90,6 +69,8 @@ class PhoneEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    tasks = TASKS  # the contract's declared task names (r1_gui.envs.contract)
+    has_expert = True
 
     def __init__(
         self,
@@ -139,7 +120,7 @@ class PhoneEnv(gym.Env):
         self._episode_key = (family, episode_seed)
         self._steps, self._ended = 0, False
         self._limit = self.max_steps or MAX_STEPS[family]
-        return self._observation(), self._info(success=False, parsed=True, error=None)
+        return self._observation(), self._info(success=False, parsed=None, error=None)
 
     def step(self, action):
         if self.world is None:
@@ -158,8 +139,7 @@ class PhoneEnv(gym.Env):
                 error = f"the phone failed on this action: {failure!r}"
         truncated = not terminated and self._steps >= self._limit
         self._ended = self._ended or truncated
-        info = self._info(success=success, parsed=parsed is not None, error=error)
-        info["action"] = parsed
+        info = self._info(success=success, parsed=parsed is not None, error=error, action=parsed)
         return self._observation(), 1.0 if success else 0.0, terminated, truncated, info
 
     def render(self):
@@ -183,15 +163,16 @@ class PhoneEnv(gym.Env):
     def _observation(self) -> dict:
         return {"screenshot": self._screenshot().copy(), "instruction": self.goal.instruction}
 
-    def _info(self, success: bool, parsed: bool, error: str | None) -> dict:
-        return {
-            "task": self.goal.family,
-            "instruction": self.goal.instruction,
-            "expert_action": expert_action(self.world, self.state, self.goal),
-            "screen_size": (self.size.width, self.size.height),
-            "step": self._steps,
-            "max_steps": self._limit,
-            "success": success,
-            "parsed": parsed,
-            "error": error,
-        }
+    def _info(self, success: bool, parsed: bool | None, error: str | None, action: Action | None = None) -> dict:
+        return step_info(
+            task=self.goal.family,
+            instruction=self.goal.instruction,
+            screen_size=(self.size.width, self.size.height),
+            step=self._steps,
+            max_steps=self._limit,
+            success=success,
+            error=error,
+            action=action,
+            parsed=parsed,
+            expert_action=expert_action(self.world, self.state, self.goal),
+        )

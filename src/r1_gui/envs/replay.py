@@ -29,8 +29,8 @@ import gymnasium as gym
 import numpy as np
 
 from r1_gui.actions import read_bbox
-from r1_gui.envs.phone_env import ACTION_TEXT_SPACE, parse_step_input
-from r1_gui.evaluation.samples import ground_truth_action, open_screenshot  # how the evaluation reads a row
+from r1_gui.envs.contract import ACTION_TEXT_SPACE, parse_step_input, step_info
+from r1_gui.gui_datasets import ground_truth_action, open_screenshot  # how the evaluation reads a row
 from r1_gui.scoring import aitw
 
 logger = logging.getLogger(__name__)
@@ -92,6 +92,7 @@ class ReplayEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    has_expert = True  # the recorded action of the current step
 
     def __init__(
         self,
@@ -114,6 +115,7 @@ class ReplayEnv(gym.Env):
         if not self.episodes:
             raise ValueError(f"{Path(data_dir) / f'{split}.parquet'} holds no complete episode ({self.bad_report})")
         self.episode_ids = sorted(self.episodes)
+        self.episode_count = len(self.episode_ids)  # the contract's declared count: seed i plays episode i % count
         first = open_screenshot(self.episodes[self.episode_ids[0]][0]["image"])
         self.screen_size = first.size
         self.observation_space = gym.spaces.Dict(
@@ -146,7 +148,7 @@ class ReplayEnv(gym.Env):
         self.episode_id, self.steps = episode_id, self.episodes[episode_id]
         self._index = self._matched = self._mismatches = self._count = 0
         self._ended = False
-        return self._observation(), self._info(matched=None, parsed=True, error=None)
+        return self._observation(), self._info(matched=None, parsed=None, error=None)
 
     def step(self, action):
         if not self.steps:
@@ -154,7 +156,8 @@ class ReplayEnv(gym.Env):
         self._count += 1
         parsed, error = parse_step_input(action, self.coordinates, self.screen_size)
         if self._ended:
-            return self._observation(), 0.0, True, False, self._info(None, False, "the episode has ended; call reset()")
+            info = self._info(None, parsed is not None, "the episode has ended; call reset()", parsed)
+            return self._observation(), 0.0, True, False, info
         recorded = self.steps[self._index]
         matched = parsed is not None and aitw.step_success(
             parsed, recorded["ground_truth"], read_bbox(recorded.get("bbox"))
@@ -169,8 +172,7 @@ class ReplayEnv(gym.Env):
         terminated = self._index >= len(self.steps) or (not matched and self.patch == "none")
         self._ended = terminated
         success = terminated and self._mismatches == 0
-        info = self._info(matched=matched, parsed=parsed is not None, error=error)
-        info["success"], info["action"] = success, parsed
+        info = self._info(matched=matched, parsed=parsed is not None, error=error, action=parsed, success=success)
         return self._observation(), 1.0 if success else 0.0, terminated, False, info
 
     def render(self):
@@ -191,23 +193,25 @@ class ReplayEnv(gym.Env):
     def _observation(self) -> dict:
         return {"screenshot": self._screenshot().copy(), "instruction": str(self.steps[0]["instruction"])}
 
-    def _info(self, matched: bool | None, parsed: bool, error: str | None) -> dict:
+    def _info(self, matched: bool | None, parsed: bool | None, error: str | None, action=None, success=False) -> dict:
         remaining = self._index < len(self.steps) and not self._ended
-        return {
-            "task": "replay",
-            "episode_id": self.episode_id,
-            "instruction": str(self.steps[0]["instruction"]),
-            "expert_action": self.steps[self._index]["ground_truth"] if remaining else None,
-            "screen_size": self.screen_size,
-            "step": self._count,
-            "recorded_step": min(self._index, len(self.steps) - 1),
-            "progress": self._matched / len(self.steps),
-            "mismatches": self._mismatches,
-            "matched": matched,
-            "success": False,
-            "parsed": parsed,
-            "error": error,
-        }
+        return step_info(
+            task="replay",
+            instruction=str(self.steps[0]["instruction"]),
+            screen_size=self.screen_size,
+            step=self._count,
+            max_steps=len(self.steps),  # each step advances or ends the episode
+            success=success,
+            error=error,
+            action=action,
+            parsed=parsed,
+            expert_action=self.steps[self._index]["ground_truth"] if remaining else None,
+            episode_id=self.episode_id,
+            recorded_step=min(self._index, len(self.steps) - 1),
+            progress=self._matched / len(self.steps),
+            mismatches=self._mismatches,
+            matched=matched,
+        )
 
 
 def _charset(episodes: dict[str, list[dict]]) -> str:

@@ -29,7 +29,8 @@ from typing import Any
 from r1_gui.checkpoints import config_folder, load_model
 from r1_gui.evaluation.config import COORDINATE_CHOICES, EvalConfig, default, eval_config
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.samples import open_screenshot, screen_size
+from r1_gui.evaluation.samples import screen_size
+from r1_gui.gui_datasets import open_screenshot
 from r1_gui.prompts import (
     PROMPT_STYLES,
     attach_image,

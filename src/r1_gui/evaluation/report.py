@@ -17,7 +17,8 @@ from typing import Any
 from r1_gui.actions import Action, format_action
 from r1_gui.evaluation.benchmarks import benchmark_tables
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
-from r1_gui.evaluation.samples import Sample, image_reference, open_screenshot
+from r1_gui.evaluation.samples import Sample, image_reference
+from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)
 

@@ -45,9 +45,9 @@ from r1_gui.evaluation.samples import (
     as_rows,
     image_reference,
     load_samples,
-    open_screenshot,
     screen_size,
 )
+from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)
 

@@ -8,16 +8,14 @@ the gallery), one batch at a time, so embedded images are never all in memory.
 
 from __future__ import annotations
 
-import io
-import json
 import logging
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from r1_gui.actions import Action, extract_action, read_bbox, resized_size
+from r1_gui.actions import Action, read_bbox, resized_size
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.gui_datasets import ground_truth_action
 
 logger = logging.getLogger(__name__)
 
@@ -42,18 +40,6 @@ def _instruction(row: dict) -> str:
         return str(row["instruction"])
     found = _INSTRUCTION.search(row.get("problem") or "")
     return found.group(1).strip() if found else ""
-
-
-def ground_truth_action(row: dict) -> Action | None:
-    """The row's action from ``solution``, read as the rewards read it; ``action_json`` when there is no solution."""
-    if row.get("solution"):
-        return extract_action(row["solution"], coordinates="normalized")
-    if row.get("action_json"):
-        try:
-            return Action.from_dict(json.loads(row["action_json"]))
-        except ValueError:
-            return None
-    return None
 
 
 def as_rows(dataset) -> Any:
@@ -117,24 +103,6 @@ def load_samples(dataset, *, max_samples: int | None = None, required: tuple[str
 def image_reference(rows, index: int) -> Any:
     """The ``image`` value of row ``index``: a path string, a {"bytes", "path"} dict, or a PIL image."""
     return rows[index].get("image")
-
-
-def open_screenshot(reference: Any):
-    """The screenshot as an RGB PIL image. Raises FileNotFoundError (with the path) or OSError (unreadable)."""
-    from PIL import Image
-
-    if reference is None:
-        raise FileNotFoundError("the row has no image")
-    if hasattr(reference, "convert"):
-        return reference.convert("RGB")
-    if isinstance(reference, dict):
-        if reference.get("bytes"):
-            return Image.open(io.BytesIO(reference["bytes"])).convert("RGB")
-        reference = reference.get("path")
-    if not reference or not Path(reference).is_file():
-        raise FileNotFoundError(f"image file {reference!r} does not exist")
-    with Image.open(reference) as image:
-        return image.convert("RGB")
 
 
 def screen_size(image_size: tuple[int, int], min_pixels: int, max_pixels: int) -> tuple[int, int]:
