@@ -1,0 +1,309 @@
+"""`EnvPool`: environments side by side, each in its own worker process, so a slow backend costs max(step) per turn
+and a failing one costs one episode, never the run.
+
+    pool = EnvPool("r1_gui/Phone-v0", {"width": 224}, step_timeout=60)
+    described = pool.describe()                       # check_env in a worker: tasks, episode_count, has_expert
+    outcomes = pool.reset([0, 1], seeds=[7, 7], tasks=["open_app", "open_app"])
+    outcomes = pool.step([0, 1], ["mobile.back()", "<tool_call>...</tool_call>"])
+    pool.close()                                      # also at exit, on Ctrl-C and when the parent dies
+
+Each slot is a worker process (`python -c ... r1_gui.envs.worker`, in a new session, so its process group holds
+everything the environment starts, e.g. a browser) that builds the environment with `contract.make_env` and answers
+reset/step/close over a socket. A call goes to every slot at once and waits for all answers until `step_timeout`
+seconds have passed. A slot whose environment raised, did not answer in time, or whose process died is killed with
+its whole process tree, rebuilt on its next use, and reported as a failed `Outcome` (`pool.failures` counts them);
+the caller scores that episode as failed and goes on. A reset that fails is retried on a fresh worker
+`reset_retries` times, then `EnvStartError` says the environment cannot start. Workers set PR_SET_PDEATHSIG, so
+they (and what they started) end when the process that built the pool dies, even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STEP_TIMEOUT = 120.0  # seconds; a browser step takes 20-200 ms, an emulator's seconds
+START_TIMEOUT = 120.0  # seconds for a worker to import and build its environment
+RESET_RETRIES = 3
+CLOSE_GRACE = 5.0  # seconds a worker gets to close its environment before it is killed
+
+
+class EnvStartError(RuntimeError):
+    """An environment could not be started or reset even after rebuilding it; the message says why."""
+
+
+@dataclass
+class Outcome:
+    """One slot's answer: `result` is what reset returned ((observation, info)) or step returned
+    ((observation, reward, terminated, truncated, info)); `failure` says why there is none (the slot was rebuilt)."""
+
+    result: tuple | None = None
+    failure: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass
+class Described:
+    """What `describe` found by playing `contract.check_env` in a worker."""
+
+    tasks: tuple[str, ...]
+    episode_count: int | None
+    has_expert: bool
+    screen_size: tuple[int, int]
+    info: dict = field(repr=False)
+
+
+class _Worker:
+    """One worker process and its end of the socket."""
+
+    def __init__(self, env_id: str, env_kwargs: dict):
+        parent_end, child_end = socket.socketpair()
+        code = (
+            f"import sys; sys.path[:0] = {sys.path!r}; "
+            f"from r1_gui.envs.worker import serve; serve({child_end.fileno()}, {os.getpid()})"
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            pass_fds=(child_end.fileno(),),
+            start_new_session=True,  # its own process group: killing it ends what the environment started
+            stdin=subprocess.DEVNULL,
+        )
+        child_end.close()
+        self.connection = Connection(parent_end.detach())
+        self.connection.send(("make", (env_id, env_kwargs)))
+        self.started = False
+
+    def kill(self) -> None:
+        kill_tree(self.process.pid)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover (a process SIGKILL did not end)
+            logger.warning("worker %d did not end after SIGKILL", self.process.pid)
+        self.connection.close()
+
+
+class EnvPool:
+    """Environments of one id side by side in worker processes; see the module docstring."""
+
+    def __init__(
+        self,
+        env_id: str,
+        env_kwargs: dict | None = None,
+        *,
+        step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        reset_retries: int = RESET_RETRIES,
+    ):
+        if not step_timeout > 0:
+            raise ValueError(f"--env_step_timeout must be a positive number of seconds, got {step_timeout}")
+        self.env_id, self.env_kwargs = env_id, dict(env_kwargs or {})
+        self.step_timeout, self.reset_retries = float(step_timeout), int(reset_retries)
+        self.failures = 0  # slots rebuilt after a raise, a timeout or a dead process
+        self.failure_log: list[str] = []
+        self._workers: dict[int, _Worker] = {}
+        self._closed = False
+        _open_pools.add(self)
+
+    # -- calls ------------------------------------------------------------------------------------------------
+
+    def describe(self, seed: int = 0) -> Described:
+        """Check the environment against the contract in slot 0's worker; raises ValueError (a contract problem,
+        a wrong id or keyword) or EnvStartError (it did not start)."""
+        (outcome,) = self._call([0], "describe", [seed], timeout=max(self.step_timeout, START_TIMEOUT), count=False)
+        if not outcome.ok:
+            message = outcome.failure
+            if message.startswith(("ContractError:", "ValueError:")):
+                raise ValueError(message.split(": ", 1)[1])
+            raise EnvStartError(f"{self.env_id} could not be started: {message}")
+        return Described(**outcome.result)
+
+    def reset(self, slots: Sequence[int], seeds: Sequence[int], tasks: Sequence[str | None]) -> list[Outcome]:
+        """Reset the slots at once; a slot that fails is rebuilt and retried (`reset_retries`), then EnvStartError."""
+        payloads = [(int(seed), task) for seed, task in zip(seeds, tasks, strict=True)]
+        outcomes = self._call(slots, "reset", payloads)
+        for attempt in range(self.reset_retries):
+            failed = [i for i, outcome in enumerate(outcomes) if not outcome.ok]
+            if not failed:
+                return outcomes
+            logger.warning(
+                "%s: %d reset(s) failed (%s); rebuilding, attempt %d of %d",
+                self.env_id,
+                len(failed),
+                outcomes[failed[0]].failure,
+                attempt + 1,
+                self.reset_retries,
+            )
+            retried = self._call([slots[i] for i in failed], "reset", [payloads[i] for i in failed])
+            for i, outcome in zip(failed, retried, strict=True):
+                outcomes[i] = outcome
+        failed = [outcome.failure for outcome in outcomes if not outcome.ok]
+        if failed:
+            raise EnvStartError(
+                f"{self.env_id} could not be reset after {self.reset_retries + 1} tries: {failed[0]}. Check that it "
+                "starts on its own (python -m r1_gui.envs --env ...) and its --env_kwargs"
+            )
+        return outcomes
+
+    def step(self, slots: Sequence[int], actions: Sequence[Any]) -> list[Outcome]:
+        """Step the slots at once; a slot that fails answers a failed Outcome and is rebuilt on its next use."""
+        return self._call(slots, "step", list(actions))
+
+    def close(self) -> None:
+        """Close every environment (each gets CLOSE_GRACE seconds) and end every worker and what it started."""
+        if self._closed:
+            return
+        self._closed = True
+        workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            try:
+                worker.connection.send(("close", None))
+            except OSError:
+                pass
+        deadline = time.monotonic() + CLOSE_GRACE
+        for worker in workers:
+            try:
+                worker.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            worker.kill()
+        _open_pools.discard(self)
+
+    def __enter__(self) -> EnvPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pids(self) -> list[int]:
+        return [worker.process.pid for worker in self._workers.values()]
+
+    # -- the machinery ----------------------------------------------------------------------------------------
+
+    def _worker(self, slot: int) -> _Worker:
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        worker = self._workers.get(slot)
+        if worker is None or worker.process.poll() is not None:
+            if worker is not None:
+                worker.kill()
+            worker = self._workers[slot] = _Worker(self.env_id, self.env_kwargs)
+        return worker
+
+    def _fail(self, slot: int, why: str, count: bool) -> Outcome:
+        worker = self._workers.pop(slot, None)
+        if worker is not None:
+            worker.kill()
+        if count:
+            self.failures += 1
+            self.failure_log.append(f"slot {slot}: {why}")
+            logger.warning("%s slot %d failed and will be rebuilt: %s", self.env_id, slot, why)
+        return Outcome(failure=why)
+
+    def _call(
+        self, slots: Sequence[int], command: str, payloads: Sequence[Any], timeout: float | None = None,
+        count: bool = True,
+    ) -> list[Outcome]:  # fmt: skip
+        if len(set(slots)) != len(slots):
+            raise ValueError(f"each slot may be called once per call, got {list(slots)}")
+        outcomes: dict[int, Outcome] = {}
+        waiting: dict[Connection, tuple[int, float]] = {}
+        now = time.monotonic()
+        for slot, payload in zip(slots, payloads, strict=True):
+            try:
+                worker = self._worker(slot)
+                allowed = timeout or self.step_timeout
+                if not worker.started:  # the first answer also covers importing and building the environment
+                    allowed += START_TIMEOUT
+                worker.connection.send((command, payload))
+                waiting[worker.connection] = (slot, now + allowed)
+            except OSError as error:
+                outcomes[slot] = self._fail(slot, f"the worker could not be reached: {error}", count)
+        while waiting:
+            deadline = min(limit for _, limit in waiting.values())
+            ready = wait(list(waiting), timeout=max(0.0, deadline - time.monotonic()))
+            for connection in ready:
+                slot, _ = waiting.pop(connection)
+                outcomes[slot] = self._answer(slot, connection, count)
+            late = [c for c, (_, limit) in waiting.items() if limit <= time.monotonic()]
+            for connection in late:
+                slot, _ = waiting.pop(connection)
+                allowed = timeout or self.step_timeout
+                outcomes[slot] = self._fail(slot, f"{command} did not answer within {allowed:g} s", count)
+        return [outcomes[slot] for slot in slots]
+
+    def _answer(self, slot: int, connection: Connection, count: bool) -> Outcome:
+        try:
+            status, value = connection.recv()
+        except (EOFError, OSError):
+            code = self._workers[slot].process.wait(timeout=10)
+            return self._fail(slot, f"the worker process ended (exit code {code})", count)
+        if status == "ok":
+            self._workers[slot].started = True
+            return Outcome(result=value)
+        return self._fail(slot, value, count)
+
+
+# ------------------------------------------------------------------------------------------ process trees
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of `pid` (children first), read from /proc; [] where /proc is not there."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, frontier = [], [pid]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += below
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL `pid`, its process group and every descendant (a browser that left the group included)."""
+    for target in descendants(pid):  # first: `pid` may be the caller itself (a worker ending its own tree)
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+_open_pools: weakref.WeakSet[EnvPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_pools() -> None:
+    for pool in list(_open_pools):
+        pool.close()

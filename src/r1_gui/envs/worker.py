@@ -1,0 +1,93 @@
+"""The worker process behind one `EnvPool` slot: builds one environment and answers the pool's calls.
+
+Started by `r1_gui.envs.pool` as `python -c "...; serve(FD, PARENT_PID)"` in a session of its own. It dies with the
+process that started it (PR_SET_PDEATHSIG, then SIGTERM kills its own process tree, so a browser it started goes
+too) and ignores Ctrl-C (the parent handles that and closes the pool). Every answer is ("ok", value) or
+("error", "ExceptionType: message"); an error makes the parent kill and rebuild this worker.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from multiprocessing.connection import Connection
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent_pid: int) -> None:
+    """SIGTERM when the parent dies (Linux); the handler ends this worker's whole process tree."""
+
+    def end_tree(signum, frame):
+        from r1_gui.envs.pool import kill_tree
+
+        kill_tree(os.getpid())
+
+    signal.signal(signal.SIGTERM, end_tree)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        except OSError:  # pragma: no cover (no libc.so.6: the parent's atexit close is the only guard)
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the death signal was armed
+        end_tree(signal.SIGTERM, None)
+
+
+def _describe(env, seed: int) -> dict:
+    from r1_gui.envs.contract import check_env, declared_tasks, episode_count
+
+    info = check_env(env, seed=seed)
+    has_expert = getattr(env.unwrapped, "has_expert", None)
+    return {
+        "tasks": declared_tasks(env),
+        "episode_count": episode_count(env),
+        "has_expert": bool(has_expert if has_expert is not None else info.get("expert_action") is not None),
+        "screen_size": tuple(info["screen_size"]),
+        "info": info,
+    }
+
+
+def serve(fd: int, parent_pid: int) -> None:
+    _die_with(parent_pid)
+    from r1_gui.envs.contract import make_env, reset_options
+
+    connection = Connection(fd)
+    env = None
+    while True:
+        try:
+            command, payload = connection.recv()
+        except (EOFError, OSError):  # the parent is gone
+            break
+        try:
+            if command == "make":
+                env = make_env(*payload)
+                continue  # the first real call's answer also says the environment was built
+            if command == "close":
+                break
+            if env is None:
+                raise RuntimeError("the environment was not built")
+            if command == "describe":
+                value = _describe(env, payload)
+            elif command == "reset":
+                seed, task = payload
+                value = env.reset(seed=seed, options=reset_options(task))
+            elif command == "step":
+                value = env.step(payload)
+            else:
+                raise ValueError(f"unknown command {command!r}")
+            connection.send(("ok", value))
+        except Exception as error:
+            try:
+                connection.send(("error", f"{type(error).__name__}: {error}"))
+            except OSError:
+                break
+            if command == "make":
+                break
+    if env is not None:
+        try:
+            env.close()
+        except Exception:  # closing must not hang the exit; the parent kills the tree anyway
+            pass
