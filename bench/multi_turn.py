@@ -55,14 +55,14 @@ def main(argv: list[str] | None = None) -> dict:
     import os
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    import gymnasium
     import torch
     from datasets import Dataset
     from transformers import AutoModelForImageTextToText, TrainerCallback
 
-    from r1_gui.multi_turn import rollout
+    from r1_gui.agent import loop
+    from r1_gui.agent.context import episode_token_budget
+    from r1_gui.envs.pool import EnvPool
     from r1_gui.multi_turn import trainer as multi_turn_trainer
-    from r1_gui.multi_turn.context import episode_token_budget
     from r1_gui.processing import CHAT_TEMPLATE, load_processor
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.tiny import build_tiny_model
@@ -85,17 +85,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     # the parts, each timed where it is done
     wrap(trainer_class, "_generate_single_turn", "generation")
-    wrap(rollout, "tokenize_turn", "tool-response processing")
+    wrap(loop, "tokenize_turn", "tool-response processing")
     wrap(trainer_class, "_get_per_token_logps_and_entropies", "log-prob")
-    original_make = gymnasium.make
-
-    def make(*margs, **mkwargs):
-        env = original_make(*margs, **mkwargs)
-        wrap(env, "step", "environment")
-        wrap(env, "reset", "environment")
-        return env
-
-    multi_turn_trainer.gymnasium.make = make
+    wrap(EnvPool, "step", "environment")  # the episodes' steps, side by side in worker processes (IPC included)
+    wrap(EnvPool, "reset", "environment")
     step_times, tokens = [], []
 
     class StepTimer(TrainerCallback):
@@ -108,7 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     trainer = trainer_class(
         model=model, reward_funcs=get_reward_funcs(["task_success", "episode_format"]), args=config,
-        train_dataset=dataset, processing_class=processor, env_id="r1_gui/Phone-v0", max_turns=args.max_turns,
+        train_dataset=dataset, processing_class=processor, env_pool=EnvPool("r1_gui/Phone-v0"), max_turns=args.max_turns,
         max_turn_tokens=args.max_turn_tokens, callbacks=[StepTimer()],
     )  # fmt: skip
     original_backward = trainer.accelerator.backward
@@ -122,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def counting_rollout(prompts):
         output = original_rollout(prompts)
-        rows = zip(output["completion_ids"], output["env_mask"], trainer._episodes, strict=True)
+        rows = zip(output["completion_ids"], output["env_mask"], trainer.book.episodes, strict=True)
         tokens.extend((len(row), sum(mask), len(episode.turns)) for row, mask, episode in rows)
         return output
 

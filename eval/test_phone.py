@@ -1,10 +1,11 @@
-"""Phone (and replay) episode evaluation command line; the code lives in r1_gui.multi_turn.evaluate.
+"""Episode evaluation command line (any environment that keeps r1_gui's contract); the code lives in
+r1_gui.evaluation.episode_cli and r1_gui.evaluation.episodes.
 
-    python eval/test_phone.py --model_name_or_path runs/phone-grpo --episodes 200 --output_dir results/phone \
-        [--tasks go_home open_app] [--max_turns 12]
+    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --episodes 200 --output_dir results/phone \\
+        [--env r1_gui/Phone-v0] [--tasks go_home open_app] [--max_turns 12]
 """
 
-from r1_gui.multi_turn.evaluate import main
+from r1_gui.evaluation.episode_cli import main
 
 if __name__ == "__main__":
     main()

@@ -543,7 +543,7 @@ def test_coordinates(text, fmt, coordinates, size, expected):
 
 
 SMART_RESIZE_CASES = [
-    # (height, width, min_pixels, max_pixels, expected (h, w)); the NOTES section 4 examples first
+    # (height, width, min_pixels, max_pixels, expected (h, w)); the docs/notes.md "Coordinates" examples first
     (2400, 1080, 3136, 12845056, (2408, 1092)),
     (2400, 1080, 3136, 501760, (1036, 448)),
     # already a multiple of 28
@@ -562,7 +562,7 @@ def test_smart_resize(height, width, min_pixels, max_pixels, expected):
 
 
 def test_smart_resize_tiny_side():
-    # a side that rounds to 0 multiples of 28 counts as 28 (NOTES section 4, qwen-vl-utils)
+    # a side that rounds to 0 multiples of 28 counts as 28 (docs/notes.md "Coordinates", qwen-vl-utils)
     assert smart_resize(14, 720) == (28, 728)
 
 
@@ -574,7 +574,7 @@ def test_smart_resize_rejects_extreme_aspect_ratio():
 
 def test_smart_resize_matches_transformers():
     # transformers' copy (the PIL image processor module needs no torchvision); imported here only. Sides of
-    # 14 px or less differ on purpose: NOTES / qwen-vl-utils take max(28, round(side / 28) * 28), transformers
+    # 14 px or less differ on purpose: docs/notes.md / qwen-vl-utils take max(28, round(side / 28) * 28), transformers
     # lets that round to 0 (see test_smart_resize_tiny_side).
     reference = pytest.importorskip("transformers.models.qwen2_vl.image_processing_pil_qwen2_vl").smart_resize
     sides = (15, 27, 28, 41, 56, 100, 719, 720, 1080, 1920, 2400, 3000)

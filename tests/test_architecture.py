@@ -8,20 +8,84 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "r1_gui"
 
 
-def imported_modules(package: str) -> dict[str, set[str]]:
-    """{file: the r1_gui modules it imports, at the top or inside functions} for every file of ``package``."""
-    found = {}
-    root = SRC / package if (SRC / package).is_dir() else SRC / f"{package}.py"
-    for path in [root] if root.is_file() else sorted(root.rglob("*.py")):
-        names = set()
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in SRC.rglob("*.py")}
+
+
+def _resolve(name: str) -> str | None:
+    """The r1_gui module a dotted name refers to (a module, or the package holding the imported name)."""
+    while name and name not in MODULES:
+        name = name.rsplit(".", 1)[0] if "." in name else ""
+    return name or None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """{module: the r1_gui modules it imports}, every import counted: at the top or inside functions, absolute or
+    relative."""
+    graph = {}
+    for module, path in MODULES.items():
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        edges = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module)
-                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    edges.add(_resolve(full) if full in MODULES else _resolve(base))
             elif isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-        found[str(path.relative_to(SRC))] = {name for name in names if name.startswith("r1_gui")}
-    return found
+                edges.update(_resolve(alias.name) for alias in node.names)
+        graph[module] = {edge for edge in edges if edge and edge != module}
+    return graph
+
+
+def imported_modules(package: str) -> dict[str, set[str]]:
+    """{file: the r1_gui modules it imports} for every file of ``package`` (a folder or a module of r1_gui)."""
+    graph = import_graph()
+    prefix = f"r1_gui.{package}"
+    return {
+        str(MODULES[module].relative_to(SRC)): edges
+        for module, edges in graph.items()
+        if module == prefix or module.startswith(prefix + ".")
+    }
+
+
+def test_no_import_cycle():
+    """Tarjan's strongly connected components of the module graph: every one must be a single module."""
+    graph = import_graph()
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    assert not cycles, f"import cycles (imports inside functions count): {cycles}"
 
 
 @pytest.mark.parametrize(
@@ -29,6 +93,7 @@ def imported_modules(package: str) -> dict[str, set[str]]:
     [
         ("actions", ("r1_gui.actions",)),
         ("scoring", ("r1_gui.actions", "r1_gui.scoring")),
+        ("episode_rewards", ("r1_gui.actions", "r1_gui.scoring")),
     ],
 )
 def test_lower_layers_import_only_from_below(package, allowed):
@@ -47,6 +112,15 @@ def test_lower_layers_import_only_from_below(package, allowed):
         ("gui_datasets", ("r1_gui.training", "r1_gui.evaluation")),
         ("processing", ("r1_gui.training", "r1_gui.evaluation")),
         ("vision_attention", ("r1_gui.training", "r1_gui.evaluation")),
+        # the wrong-way arrows of issue 30: rewards -> multi_turn, envs -> evaluation, evaluation -> builder,
+        # training -> multi_turn (the --env dispatch is grpo_gui.py's)
+        ("rewards", ("r1_gui.multi_turn", "r1_gui.agent", "r1_gui.envs")),
+        ("envs", ("r1_gui.evaluation", "r1_gui.training", "r1_gui.multi_turn", "r1_gui.agent", "r1_gui.rewards")),
+        ("evaluation", ("r1_gui.builder", "r1_gui.multi_turn", "r1_gui.synthetic")),
+        ("training", ("r1_gui.multi_turn", "r1_gui.evaluation", "r1_gui.grpo_gui", "r1_gui.demo")),
+        ("agent", ("r1_gui.training", "r1_gui.multi_turn", "r1_gui.evaluation", "r1_gui.rewards")),
+        ("multi_turn", ("r1_gui.demo",)),
+        ("builder", ("r1_gui.evaluation", "r1_gui.training", "r1_gui.rewards")),
     ],
 )
 def test_no_arrow_points_up(package, forbidden):
@@ -82,38 +156,3 @@ def test_where_things_are_names_every_module_and_only_real_files():
             elif folders:
                 roots = [f if f.is_dir() else f.parent for f in folders]
                 assert any((root / name).is_file() for root in roots), f"{name} is in none of {where}"
-
-
-def test_moved_module_paths_still_import_and_say_where_to():
-    """Paths the README named before issue 22 forward to the new modules, with a FutureWarning naming them."""
-    from r1_gui import vision_attention
-    from r1_gui.checkpoints import load_model
-    from r1_gui.scoring import aitw
-    from r1_gui.training.lora import LORA_TARGET_MODULES
-
-    with pytest.warns(FutureWarning, match=r"r1_gui\.aitw moved to r1_gui\.scoring\.aitw"):
-        from r1_gui.aitw import step_success
-    assert step_success is aitw.step_success
-    with pytest.warns(FutureWarning, match="import AITW_NO_POINT from r1_gui.scoring.aitw"):
-        from r1_gui.aitw import NO_POINT
-    assert NO_POINT == aitw.AITW_NO_POINT
-    with pytest.warns(FutureWarning, match=r"r1_gui\.lora moved to r1_gui\.training\.lora"):
-        from r1_gui.lora import LORA_TARGET_MODULES as old_targets
-    assert old_targets == LORA_TARGET_MODULES
-    with pytest.warns(FutureWarning, match=r"r1_gui\.lora moved to r1_gui\.checkpoints"):
-        from r1_gui.lora import load_model as old_load_model
-    assert old_load_model is load_model
-    with pytest.warns(FutureWarning, match=r"r1_gui\.training\.vision_attention moved to r1_gui\.vision_attention"):
-        from r1_gui.training.vision_attention import use_batched_window_attention
-    assert use_batched_window_attention is vision_attention.use_batched_window_attention
-    with pytest.raises(ImportError):
-        from r1_gui.aitw import no_such_name  # noqa: F401
-
-
-def test_nothing_in_r1_gui_imports_a_moved_path():
-    moved = ("r1_gui.aitw", "r1_gui.lora", "r1_gui.trainer", "r1_gui.training.vision_attention")
-    packages = [path.stem for path in SRC.iterdir() if not path.name.startswith("_") and path.suffix in ("", ".py")]
-    for package in sorted(set(packages) - {"aitw", "lora", "trainer", "chat_template"}):
-        for path, names in imported_modules(package).items():
-            old = sorted(name for name in names if name in moved or name.startswith(tuple(m + "." for m in moved)))
-            assert not old, f"{path} imports {old}"

@@ -21,7 +21,8 @@ from r1_gui.actions import Action, extract_action
 from r1_gui.builder import SKIP_REASONS, BuildError, build, writers
 from r1_gui.builder import main as builder_main
 from r1_gui.builder.sampling import balanced_quotas, select, split_by_episode
-from r1_gui.builder.sources import PROBLEM_TEMPLATE, episode_and_step, level_in_name, level_of, parse_history
+from r1_gui.builder.sources import episode_and_step, level_in_name, level_of
+from r1_gui.prompts import PROBLEM_TEMPLATE, parse_history
 from r1_gui.synthetic import aguvis_records as synthetic_records
 from r1_gui.synthetic import writer as synthetic
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from r1_gui.demo import HEADLINE, DemoConfig, build_data, comparison_table, evaluate_model, moving_average
+from r1_gui.demo import HEADLINE, DemoConfig, build_data, comparison_table, evaluate_model
+from r1_gui.visualize import moving_average
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS = ("action_match_accuracy", "type_accuracy", "param_accuracy", "parse_rate", "step_success", "num_samples")

@@ -29,14 +29,15 @@ def test_eval_command_line_sets_every_field_once():
         "min_pixels": 1000, "max_pixels": 20000, "max_new_tokens": 64, "temperature": 0.7, "seed": 3,
         "backend": "vllm", "device": "cpu", "dtype": "bfloat16", "vision_attention": "batched_windows",
         "vllm_gpu_memory_utilization": 0.5,
-        "batch_size": 4, "max_samples": 9, "benchmark": "screenspot", "gallery_size": 0, "overwrite": True,
+        "batch_size": 4, "images_per_prompt": 1, "max_samples": 9, "benchmark": "screenspot", "gallery_size": 0,
+        "overwrite": True,
     }  # fmt: skip
 
 
-def test_envs_command_line_builds_the_generators_config():
-    from r1_gui.envs.cli import parse_args as envs_args
+def test_play_command_line_builds_the_generators_config():
+    from r1_gui.play import parse_args as play_args
 
-    args = envs_args(["--model", "m", "--prompt_style", "think_answer", "--seed", "5", "--device", "cpu"])
+    args = play_args(["--model", "m", "--prompt_style", "think_answer", "--seed", "5", "--device", "cpu"])
     config = EvalConfig.from_args(args)
     assert (config.prompt_style, config.seed, config.device) == ("think_answer", 5, "cpu")  # seed: the env's too
     assert config.max_new_tokens == EvalConfig().max_new_tokens  # the shared generation flags' defaults
@@ -78,20 +79,15 @@ def test_builder_command_line_builds_its_config_once():
     assert defaults == BuildConfig(["a.json"], None, "out")  # the flags' defaults are the dataclass's
 
 
-def test_make_generator_takes_its_old_form_with_a_warning(monkeypatch):
-    """make_generator(backend, model, **settings) and gpu_memory_utilization, as before EvalConfig."""
+def test_make_generator_builds_the_backends_generator_from_the_config(monkeypatch):
     from r1_gui.evaluation import generate
 
     made = []
-    monkeypatch.setattr(generate, "VLLMGenerator", lambda path, config: made.append((path, config)))
-    monkeypatch.setattr(generate, "HFGenerator", lambda path, config: made.append((path, config)))
-    with pytest.warns(FutureWarning) as warned:
-        generate.make_generator("vllm", "runs/ckpt", max_new_tokens=64, gpu_memory_utilization=0.5, device="cpu")
-    messages = " | ".join(str(warning.message) for warning in warned)
-    assert "old form" in messages and "'gpu_memory_utilization' is now 'vllm_gpu_memory_utilization'" in messages
-    assert made[-1] == (
-        "runs/ckpt",
-        EvalConfig(backend="vllm", max_new_tokens=64, vllm_gpu_memory_utilization=0.5, device="cpu"),
-    )
+    monkeypatch.setattr(generate, "VLLMGenerator", lambda path, config: made.append(("vllm", path, config)))
+    monkeypatch.setattr(generate, "HFGenerator", lambda path, config: made.append(("hf", path, config)))
     generate.make_generator("runs/ckpt", EvalConfig(max_new_tokens=32))
-    assert made[-1] == ("runs/ckpt", EvalConfig(max_new_tokens=32))
+    assert made[-1] == ("hf", "runs/ckpt", EvalConfig(max_new_tokens=32))
+    generate.make_generator("runs/ckpt", backend="vllm", vllm_gpu_memory_utilization=0.5)
+    assert made[-1] == ("vllm", "runs/ckpt", EvalConfig(backend="vllm", vllm_gpu_memory_utilization=0.5))
+    with pytest.raises(TypeError, match="unknown evaluation setting"):  # the pre-EvalConfig keyword is gone
+        generate.make_generator("runs/ckpt", gpu_memory_utilization=0.5)

@@ -43,7 +43,8 @@ def digit_fraction(completions, **kwargs):
 @pytest.mark.slow
 def test_readme_lora_flags_train_evaluate_and_merge(tiny_qwen2_5_vl, synthetic_dataset, tmp_path, monkeypatch):
     from r1_gui.evaluation.cli import main as evaluate_cli
-    from r1_gui.training.grpo import main, parse_grpo_arguments
+    from r1_gui.grpo_gui import main
+    from r1_gui.training.grpo import parse_grpo_arguments
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "digit_fraction", digit_fraction)
     adapter = tmp_path / "lora"

@@ -1,11 +1,10 @@
-"""Multi-turn GRPO on PhoneEnv episodes: the rollout (turn limit, terminate, malformed calls, the screenshot window),
-the loss mask, the episode rewards and two training steps of a tiny model through grpo_gui.py --env."""
+"""Multi-turn GRPO on PhoneEnv episodes: the agent loop (turn limit, terminate, malformed calls, the screenshot
+window), the loss mask, the episode rewards and two training steps of a tiny model through grpo_gui.py --env."""
 
 import json
 from pathlib import Path
 from unittest import mock
 
-import gymnasium
 import pytest
 import torch
 from PIL import Image
@@ -14,11 +13,14 @@ from safetensors.torch import load_file
 import r1_gui.envs  # noqa: F401  (registers the environments)
 from r1_gui import rewards
 from r1_gui.actions import Action, styled_action
+from r1_gui.agent.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
+from r1_gui.agent.loop import Episode, Turn, play_episodes
+from r1_gui.envs.pool import EnvPool
+from r1_gui.grpo_gui import main
 from r1_gui.multi_turn import trainer as multi_turn_trainer
-from r1_gui.multi_turn.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
-from r1_gui.multi_turn.rollout import Episode, Turn, episode_row, play_episodes
+from r1_gui.multi_turn.trainer import episode_row
 from r1_gui.processing import CHAT_TEMPLATE, load_processor
-from r1_gui.training.grpo import main, parse_grpo_arguments
+from r1_gui.training.grpo import parse_grpo_arguments
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPE = REPO / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
@@ -39,7 +41,7 @@ def scripted(processor, texts_per_turn):
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     calls = []
 
-    def policy(inputs):
+    def policy(inputs, infos):
         text = texts_per_turn[min(len(calls), len(texts_per_turn) - 1)]
         calls.append(inputs)
         return [tokenizer.encode(text, add_special_tokens=False) + [end] for _ in inputs], None
@@ -48,17 +50,17 @@ def scripted(processor, texts_per_turn):
     return policy
 
 
-def play(processor, policy, resets, max_turns=4, history_images=2):
-    envs = [gymnasium.make("r1_gui/Phone-v0", disable_env_checker=True) for _ in resets]
-    return play_episodes(
-        envs,
-        resets,
-        policy,
-        processor,
-        max_turns=max_turns,
-        history_images=history_images,
-        decode=lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True),
-    )
+def play(processor, policy, resets, max_turns=4, history_images=2, env_id="r1_gui/Phone-v0", env_kwargs=None):
+    with EnvPool(env_id, env_kwargs) as pool:
+        return play_episodes(
+            pool,
+            resets,
+            policy,
+            processor,
+            max_turns=max_turns,
+            history_images=history_images,
+            decode=lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True),
+        )
 
 
 # -- the rollout --------------------------------------------------------------------------------------------------
@@ -135,15 +137,17 @@ def test_the_row_mask_excludes_every_tool_response_token(processor):
 
 
 def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
-    from r1_gui.multi_turn.train import MultiTurnArguments, training_resets
+    from r1_gui.envs import ReplayEnv
+    from r1_gui.multi_turn.train import training_resets
 
     env_kwargs = {"data_dir": str(synthetic_dataset), "split": "train", "patch": "expert"}
-    envs = [gymnasium.make("r1_gui/Replay-v0", disable_env_checker=True, **env_kwargs)]
-    (episode,) = play_episodes(
-        envs, [("replay", 0)], scripted(processor, [TERMINATE]), processor, max_turns=3, history_images=2,
-        decode=lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True),
+    (episode,) = play(
+        processor, scripted(processor, [TERMINATE]), [(None, 0)], max_turns=3, env_id="r1_gui/Replay-v0",
+        env_kwargs=env_kwargs,
     )  # fmt: skip
-    recorded = envs[0].unwrapped.steps
+    local = ReplayEnv(**env_kwargs)
+    local.reset(seed=0)
+    recorded = local.steps
     assert episode.task == "replay" and not episode.success
     assert [turn.expert_action for turn in episode.turns] == [
         row["ground_truth"] for row in recorded[: len(episode.turns)]
@@ -154,8 +158,8 @@ def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
     assert len(episode.turns) == min(3, len(recorded)) and episode.progress == pytest.approx(
         sum(t.matched for t in episode.turns) / len(recorded)
     )
-    resets = training_resets(MultiTurnArguments(env_id="r1_gui/Replay-v0", env_episodes=3, env_seed_offset=5))
-    assert resets == [("replay", 5), ("replay", 6), ("replay", 7)]
+    assert training_resets([None], 3, 5) == [(None, 5), (None, 6), (None, 7)]  # no declared tasks: the env's own
+    assert training_resets(["a", "b"], 3, 0) == [("a", 0), ("b", 1), ("a", 2)]
 
 
 def test_the_token_budget_names_settings_that_fit():
@@ -240,12 +244,13 @@ def run_grpo(model, output_dir, *extra):
 @pytest.mark.slow
 def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwen2_vl, tmp_path, monkeypatch):
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
+    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
     batches = []
     original = multi_turn_trainer.MultiTurnGRPOTrainer._generate_and_score_completions
 
     def recording(self, inputs):
         output = original(self, inputs)
-        batches.append((list(self._episodes), output["tool_mask"].clone(), output["completion_mask"].clone()))
+        batches.append((list(self.book.episodes), output["tool_mask"].clone(), output["completion_mask"].clone()))
         return output
 
     monkeypatch.setattr(multi_turn_trainer.MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
@@ -267,7 +272,8 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwe
         "episodes/success_rate",
         "episodes/turn_parse_rate",
     } <= keys
-    assert {"rewards/turn_digits/go_home", "rewards/turn_digits/open_app"} <= keys, "per-family rewards"
+    assert {"rewards/turn_digits/go_home", "rewards/turn_digits/open_app"} <= keys, "per-task rewards"
+    assert "episodes/env_failures" in keys
     assert len(batches) == 2
     for episodes, tool_mask, completion_mask in batches:
         # groups hold whole episodes of the same reset: rows 0-1 one reset, rows 2-3 another
@@ -319,7 +325,7 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
         args=args,
         train_dataset=Dataset.from_list([{"prompt": multi_turn_trainer.reset_prompt("go_home", 1)}]),
         processing_class=processor,
-        env_id="r1_gui/Phone-v0",
+        env_pool=EnvPool("r1_gui/Phone-v0"),
         max_turns=2,
         max_turn_tokens=16,
     )
@@ -331,7 +337,7 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
             trainer.model, ids, torch.ones_like(ids), completion.size(1)
         )
-        for row, episode in enumerate(trainer._episodes):
+        for row, episode in enumerate(trainer.book.episodes):
             assert len(episode.turns) == 2
             for offset, turn in zip(episode.offsets, episode.turns, strict=True):
                 context = torch.tensor([turn.context.context_ids + turn.completion_ids])
@@ -347,67 +353,6 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
                 torch.testing.assert_close(logps[row, offset : offset + n], expected, atol=1e-4, rtol=1e-4)
             masked = [p for p, m in enumerate(rows["env_mask"][row]) if m == 0]
             assert masked and bool((logps[row, masked] == 0).all())
-
-
-# -- evaluation -----------------------------------------------------------------------------------------------------
-
-
-def _record(task, success, steps, parsed, matched=None, progress=None):
-    turns = [{"parsed": p, "matched": matched} for p in parsed]
-    return {
-        "key": f"{task}:{steps}",
-        "task": task,
-        "success": success,
-        "steps": steps,
-        "turns": turns,
-        "progress": progress,
-    }
-
-
-def test_phone_metrics():
-    from r1_gui.multi_turn.evaluate import phone_metrics
-
-    records = [
-        _record("go_home", True, 2, [True, True]),  # a success in 2 steps
-        _record("go_home", False, 3, [True, False, False]),  # a failure, one turn in three parsed
-        _record("web_search", True, 6, [True] * 6),  # a success in 6 steps
-    ]
-    metrics = phone_metrics(records)
-    assert metrics["success_rate"] == pytest.approx(2 / 3)
-    assert metrics["mean_steps_to_success"] == pytest.approx(4.0)
-    assert metrics["turn_parse_rate"] == pytest.approx(9 / 11)
-    assert metrics["per_family"]["go_home"]["success_rate"] == 0.5
-    assert metrics["per_family"]["web_search"]["mean_steps_to_success"] == 6
-    assert "step_success" not in metrics
-    # replay: step success over turns, progress over episodes
-    replay = phone_metrics(
-        [_record("replay", False, 2, [True, True], True, 0.5), _record("replay", False, 1, [False], False, 0.0)]
-    )
-    assert replay["step_success"] == pytest.approx(2 / 3) and replay["episode_progress"] == pytest.approx(0.25)
-
-
-def test_phone_evaluation_writes_metrics_pictures_and_resumes(processor, tmp_path):
-    from r1_gui.multi_turn.evaluate import evaluate_episodes
-
-    policy = scripted(processor, [TERMINATE])
-    run = dict(tasks=["go_home", "open_app"], max_turns=3, batch_size=2)
-    first = evaluate_episodes(policy, processor, tmp_path, episodes=2, **run)
-    assert first["episodes"] == 2 and len(policy.calls) == 1
-    metrics = evaluate_episodes(policy, processor, tmp_path, episodes=4, **run)
-    assert len(policy.calls) == 2, "the two episodes already played are not played again"
-    assert metrics["episodes"] == 4 and metrics["success_rate"] == 0.0 and metrics["turn_parse_rate"] == 1.0
-    assert set(metrics["per_family"]) == {"go_home", "open_app"}
-    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
-    assert [json.loads(line)["key"] for line in lines] == [
-        "go_home:100000",
-        "open_app:100001",
-        "go_home:100002",
-        "open_app:100003",
-    ]
-    assert json.loads((tmp_path / "metrics.json").read_text()) == metrics
-    report = (tmp_path / "report.md").read_text()
-    pictures = [line.split("(")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")]
-    assert len(pictures) == 3 and all((tmp_path / picture).is_file() for picture in pictures)
 
 
 @pytest.mark.parametrize(
@@ -515,7 +460,7 @@ def test_the_fast_multi_turn_demo_writes_its_report(tmp_path):
     report = run_multi_turn_demo(tmp_path, seed=0, config=MultiTurnDemoConfig.fast())
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
-    assert {"success_rate", "per_family", "turn_parse_rate"} <= set(saved["grpo"])
+    assert {"success_rate", "per_task", "turn_parse_rate"} <= set(saved["grpo"])
     assert saved["success_rate_gain"] == pytest.approx(
         saved["grpo"]["success_rate"] - saved["warm_start"]["success_rate"]
     )
@@ -529,3 +474,44 @@ def test_the_fast_multi_turn_demo_writes_its_report(tmp_path):
     texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in examples]
     assert texts and all(styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
     assert any("terminate" in text for text in texts)
+
+
+# -- mistakes a user makes with --env: one error line before any weights load (issue 34 items 1 and 2) --------------
+
+
+@pytest.mark.parametrize(
+    "recipe, extra, first_line",
+    [
+        # a single-step reward in an episode run scored 0 on every episode
+        ("tiny_cpu_phone_grpo.yaml", ["--reward_funcs", "accuracy"],
+         "error: --reward_funcs: accuracy needs a single-step answer to score"),
+        # an episode reward on a dataset: trl's per-step "All reward functions returned None"
+        ("tiny_cpu_grpo.yaml", ["--reward_funcs", "task_success"],
+         "error: --reward_funcs: task_success needs whole episodes (an --env run)"),
+        # a dataset beside --env was silently ignored ("64 rows of data/synthetic" were resets)
+        ("tiny_cpu_phone_grpo.yaml", ["--dataset_name", "DATASET"],
+         "error: --dataset_name DATASET and --env r1_gui/Phone-v0 both name what to train on"),
+        # a reward that compares with the expert, in an environment that has none
+        ("tiny_cpu_phone_grpo.yaml", ["--env", "helpers.button_env:Button-v0", "--env_tasks", "left",
+                                      "--env_kwargs", '{"expert": false}', "--reward_funcs", "episode_action_type"],
+         "error: --reward_funcs: episode_action_type needs an environment that gives info['expert_action']"),
+    ],
+)  # fmt: skip
+def test_a_reward_or_dataset_the_run_cannot_use_is_one_error_line(
+    recipe, extra, first_line, tiny_qwen2_vl, synthetic_dataset, tmp_path
+):
+    import os
+    import subprocess
+    import sys
+
+    extra = [str(synthetic_dataset) if value == "DATASET" else value for value in extra]
+    first_line = first_line.replace("DATASET", str(synthetic_dataset))
+    data = ["--dataset_name", str(synthetic_dataset)] if recipe == "tiny_cpu_grpo.yaml" else []
+    command = [sys.executable, str(REPO / "src" / "r1_gui" / "grpo_gui.py"), "--config", str(REPO / "local_scripts" / recipe),
+               "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path / "run"), *data, *extra]  # fmt: skip
+    path = os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")])  # helpers.button_env
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 2, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors and errors[0].startswith(first_line), done.stderr[-2000:]
+    assert not (tmp_path / "run" / "model.safetensors").exists()

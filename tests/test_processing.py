@@ -22,7 +22,7 @@ from r1_gui.processing import (
 
 
 def smart_resize_by_hand(height, width, factor=28, min_pixels=3136, max_pixels=12845056):
-    """NOTES.md section 4, written out independently of the code under test."""
+    """docs/notes.md, "Coordinates", written out independently of the code under test."""
     h, w = max(factor, round(height / factor) * factor), max(factor, round(width / factor) * factor)
     if h * w > max_pixels:
         beta = math.sqrt(height * width / max_pixels)
@@ -43,7 +43,7 @@ def image_token_count(processor, image):
 @pytest.mark.parametrize(
     "size, max_pixels, expected_hw",
     [
-        ((1080, 2400), 501760, (1036, 448)),  # the R1-V-GUI setting: NOTES gives 448x1036
+        ((1080, 2400), 501760, (1036, 448)),  # the R1-V-GUI setting: docs/notes.md gives 448x1036
         ((1080, 2400), 12845056, (2408, 1092)),  # Qwen's default max: 1092x2408
         ((1080, 2400), 50176, None),  # a small budget, checked against the formula only
         ((1440, 3120), 1003520, None),  # a taller, larger phone

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError
-from r1_gui.paths import check_local_or_hub
+from r1_gui.paths import check_local_or_hub, resolve_model_path
 
 ADAPTER_CONFIG = "adapter_config.json"
 
@@ -28,8 +28,6 @@ def adapter_base(model_name_or_path: str | Path) -> str | None:
 def config_folder(model_name_or_path: str | Path, flag: str = "--model_name_or_path") -> Path:
     """The folder whose config.json describes the model (for an adapter folder, its base model's), local or from
     the Hub cache; a missing local folder is a UserError naming ``flag``."""
-    from r1_gui.processing import resolve_model_path
-
     check_local_or_hub(model_name_or_path, flag)
     base = adapter_base(model_name_or_path)
     if base is None:

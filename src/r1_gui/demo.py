@@ -151,7 +151,8 @@ def run_sft(config: DemoConfig, output_dir: Path, seed: int) -> Path:
 
 
 def run_grpo(config: DemoConfig, output_dir: Path, warm_start: Path, seed: int) -> Path:
-    from r1_gui.training.grpo import main, parse_grpo_arguments
+    from r1_gui.grpo_gui import main
+    from r1_gui.training.grpo import parse_grpo_arguments
 
     out = output_dir / "grpo"
     argv = [
@@ -187,46 +188,6 @@ def evaluate_model(config: DemoConfig, model: Path, output_dir: Path, name: str)
         gallery_size=8,
         overwrite=True,  # every stage before was just rebuilt: an earlier run's predictions never apply
     )
-
-
-def reward_curve(grpo_dir: Path, path: Path) -> list[dict]:
-    """Plot every reward's mean per GRPO step (and their weighted sum) from trainer_state.json."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    history = json.loads((grpo_dir / "trainer_state.json").read_text())["log_history"]
-    rows = [entry for entry in history if "reward" in entry]
-    names = sorted({key.split("/")[1] for entry in rows for key in entry if key.endswith("/mean")})
-    figure, axis = plt.subplots(figsize=(7, 4))
-    steps = [entry["step"] for entry in rows]
-    window = max(1, min(10, len(rows) // 5))
-    series = {f"{name} reward": [entry.get(f"rewards/{name}/mean") for entry in rows] for name in names}
-    series["parse rate"] = [entry.get("completions/parse_rate") for entry in rows]
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for index, (label, values) in enumerate(series.items()):
-        color = colors[index % len(colors)]
-        axis.plot(steps, values, color=color, alpha=0.3, linewidth=0.8)
-        axis.plot(steps, moving_average(values, window), color=color, label=f"{label} ({window}-step mean)")
-    axis.set_xlabel("GRPO step")
-    axis.set_ylabel("reward / rate")
-    axis.set_ylim(-0.02, 1.02)
-    axis.set_title("GRPO: mean reward of the sampled completions per step")
-    axis.legend(loc="lower right")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return rows
-
-
-def moving_average(values: list[float | None], window: int) -> list[float | None]:
-    """The mean of the last ``window`` values at each step (fewer at the start); None where a step logged none."""
-    averaged = []
-    for index, value in enumerate(values):
-        recent = [v for v in values[max(0, index - window + 1) : index + 1] if v is not None]
-        averaged.append(sum(recent) / len(recent) if value is not None and recent else None)
-    return averaged
 
 
 def comparison_table(warm: dict, grpo: dict) -> str:
@@ -315,6 +276,8 @@ def run_demo(output_dir: str | Path, seed: int = 0, config: DemoConfig | None = 
     began = time.perf_counter()
     _stage(6, total, "evaluating the GRPO model on the same held-out episodes")
     grpo_metrics = evaluate_model(config, grpo_dir, output_dir, "eval_grpo")
+    from r1_gui.visualize import reward_curve
+
     curve = reward_curve(grpo_dir, output_dir / "reward_curve.png")
     lap("eval_grpo", began)
     seconds["total"] = round(time.perf_counter() - start, 1)

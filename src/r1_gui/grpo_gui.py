@@ -1,14 +1,36 @@
-"""The GRPO command (its code: r1_gui.training.grpo; `--help` lists every flag).
+"""The GRPO command: single-step GRPO on a dataset, or multi-turn GRPO on episodes of an environment with --env.
 
 torchrun --nproc_per_node 8 src/r1_gui/grpo_gui.py --config local_scripts/aguvis7b_aitw2k_grpo.yaml ...
 python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml
+python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml      # --env r1_gui/Phone-v0
 python -m r1_gui.grpo_gui --config local_scripts/tiny_cpu_grpo.yaml
+
+The arguments and the single-step trainer live in r1_gui.training.grpo, the multi-turn trainer in
+r1_gui.multi_turn.train; `--help` lists every flag.
 """
 
 import logging
 import sys
 
-from r1_gui.training.grpo import cli, main, parse_grpo_arguments  # noqa: F401 (importable from here, as before the move)
+from r1_gui.cli_errors import cli_main
+from r1_gui.training.grpo import parse_grpo_arguments, train_and_save
+
+
+def main(script_args, training_args, model_args) -> None:
+    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save."""
+    if script_args.env_id:
+        from r1_gui.multi_turn.train import multi_turn_trainer as build_trainer
+    else:
+        from r1_gui.training.grpo import single_step_trainer as build_trainer
+    trainer, resume = build_trainer(script_args, training_args, model_args)
+    train_and_save(trainer, resume, training_args.output_dir)
+
+
+@cli_main
+def cli(argv: list[str] | None = None) -> None:
+    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    main(*parse_grpo_arguments(argv))
+
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -78,3 +78,13 @@ def check_output_folder(path: str | Path, flag: str = "--output_dir") -> None:
     """Fail when an output folder's path is taken by a file."""
     if Path(path).exists() and not Path(path).is_dir():
         raise UserError(f"{flag} {path} is a file; give a folder (it is created when missing)")
+
+
+def resolve_model_path(model_name_or_path: str | Path) -> Path:
+    """A local folder as is; a Hub id through the local cache or a download (never in tests)."""
+    path = Path(model_name_or_path)
+    if path.is_dir():
+        return path
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(str(model_name_or_path)))

@@ -27,6 +27,9 @@ from transformers.processing_utils import ProcessorMixin
 from transformers.utils import IMAGE_PROCESSOR_NAME
 from transformers.video_processing_utils import BaseVideoProcessor
 
+from r1_gui.checkpoints import config_folder
+from r1_gui.paths import resolve_model_path
+
 logger = logging.getLogger(__name__)
 
 CHAT_TEMPLATE = resources.files("r1_gui").joinpath("chat_template.jinja").read_text()
@@ -134,16 +137,6 @@ def stock_processor_configs_resolve(path: str | Path) -> bool:
     return True
 
 
-def resolve_model_path(model_name_or_path: str | Path) -> Path:
-    """A local folder as is; a Hub id through the local cache or a download (never in tests)."""
-    path = Path(model_name_or_path)
-    if path.is_dir():
-        return path
-    from huggingface_hub import snapshot_download
-
-    return Path(snapshot_download(str(model_name_or_path)))
-
-
 def load_processor(
     model_name_or_path: str | Path,
     min_pixels: int | None = None,
@@ -157,8 +150,6 @@ def load_processor(
     chat_template replaces the folder's template (r1_gui's own template is `CHAT_TEMPLATE`). padding_side sets the
     tokenizer's pad side (left for batched generation).
     """
-    from r1_gui.checkpoints import config_folder
-
     path = resolve_model_path(model_name_or_path)
     model_type = _model_type(config_folder(path))  # a LoRA adapter folder: its base model's type
     if model_type not in STOCK_PROCESSOR_CLASS:

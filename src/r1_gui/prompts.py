@@ -15,10 +15,48 @@ Coordinates follow the model (see `default_coordinates`): Aguvis prints fraction
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from r1_gui.actions import Action, format_action
 
 PROMPT_STYLES = ("aguvis", "think_answer", "mobile_use")
+
+# The human turn of Aguvis stage 2 without its "<image>\n" placeholder (docs/notes.md, "Aguvis stage-2 data"): the
+# `problem` column the builder writes and every step prompt reads.
+PROBLEM_TEMPLATE = (
+    "Please generate the next move according to the ui screenshot, instruction and previous actions."
+    "\n\nInstruction: {instruction}\n\nPrevious actions:\n{history}"
+)
+
+
+_STEP_PREFIX = re.compile(r"(?m)^Step \d+:[ \t]*")
+
+
+def history_text(history: list[str]) -> str:
+    """The previous actions as the problem lists them ("Step 1: ...", one a line), or "None" on the first step."""
+    return "\n".join(f"Step {number}: {step}" for number, step in enumerate(history, 1)) or "None"
+
+
+def parse_history(text: str) -> list[str]:
+    """Previous actions as a list, `history_text` read back: "Step 1: a\\nStep 2: b" -> ["a", "b"]; "None" or
+    blank -> []; without any "Step N:" prefix, each non-blank line is one step."""
+    text = text.strip()
+    if not text or text == "None":
+        return []
+    parts = _STEP_PREFIX.split(text)
+    if len(parts) == 1:
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    steps = [part.strip() for part in parts[1:]]
+    return [parts[0].strip(), *steps] if parts[0].strip() else steps
+
+
+def history_steps(value: Any) -> list[str]:
+    """The steps of a GUI-R1 ``history``: a list of steps, or a string of "Step N: ..." lines."""
+    if isinstance(value, (list, tuple)):
+        return [str(step).strip() for step in value if str(step).strip()]
+    return parse_history(value) if isinstance(value, str) else []
+
 
 # Aguvis-7B was trained with this system prompt (xlang-ai/aguvis constants.agent_system_message); changing a word
 # changes what the checkpoint sees, so it is kept as the model expects it.

@@ -48,7 +48,7 @@ from r1_gui.actions.completion import (
 )
 from r1_gui.actions.core import is_number
 from r1_gui.actions.guir1 import NO_TEXT, read_literal
-from r1_gui.multi_turn.episode_rewards import EPISODE_REWARDS
+from r1_gui.episode_rewards import EPISODE_REWARD_NEEDS, EPISODE_REWARDS
 from r1_gui.prompts import PROMPT_STYLES
 from r1_gui.scoring import click_distance_score, click_gaussian_score, score_pair, text_f1_score
 from r1_gui.scoring.guir1 import guir1_accuracy_score
@@ -389,6 +389,32 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
 # The multi-turn episode rewards (own names, scored per turn against the environment's expert).
 REWARD_FUNCS.update(EPISODE_REWARDS)
 
+# What each reward needs to score anything: "completion" (one single-step answer), dataset columns ("solution"),
+# "episode" (a --env run) and "expert_action" (an environment that gives one). `check_reward_needs` refuses a
+# reward whose needs the run cannot meet before any model loads (it would score 0 or None on every row).
+REWARD_NEEDS: dict[str, tuple[str, ...]] = {
+    "accuracy": ("completion", "solution"),
+    "format": ("completion",),
+    "action_type": ("completion", "solution"),
+    "step_success": ("completion", "solution"),
+    "action_match": ("completion", "solution"),
+    "click_distance": ("completion", "solution"),
+    "click_gaussian": ("completion", "solution"),
+    "text_f1": ("completion", "solution"),
+    "r1v_accuracy": ("completion", "solution"),
+    "r1v_format": ("completion",),
+    "guir1_accuracy": ("completion", "solution"),
+    "guir1_format": ("completion",),
+    **EPISODE_REWARD_NEEDS,
+}
+NEED_MEANINGS = {
+    "completion": "a single-step answer to score (a run on a dataset; in an --env run use the episode_* rewards "
+    "and task_success)",
+    "solution": "the dataset column solution (dataset/raw_load_data.py writes it)",
+    "episode": "whole episodes (an --env run)",
+    "expert_action": "an environment that gives info['expert_action']",
+}
+
 
 # A preset names rewards that go together with fixed weights: ``--reward_funcs guir1`` is GUI-R1's
 # 0.8 * accuracy + 0.2 * format. ``expand_reward_presets`` turns it into reward names and weights.
@@ -479,6 +505,56 @@ def expand_reward_presets(
     return expanded, weights
 
 
+def load_reward(name: str) -> None:
+    """Register a reward written as ``module:function`` (your own, in a module on the path or in the working
+    directory), the way ``--env module:EnvId`` names an environment. Its needs are the function's ``needs``
+    attribute (default: ("completion",), a single-step answer). A name without ":" is left to the registry."""
+    if ":" not in name or name in REWARD_FUNCS:
+        return
+    import importlib
+    import os
+    import sys
+
+    module_name, _, function_name = name.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        func = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"--reward_funcs {name}: {error}; write module:function for a reward of your own") from None
+    register_reward(name, func, getattr(func, "needs", ("completion",)))
+
+
+def register_reward(name: str, func: Callable[..., list[float | None]], needs: Sequence[str]) -> None:
+    """Add a reward of your own to the registry under ``name`` (then ``--reward_funcs NAME`` selects it), with what it
+    needs to score anything (``NEED_MEANINGS``' keys or dataset column names). Example, in a module imported before
+    training: ``register_reward("digits", digits_reward, needs=("completion",))``."""
+    if name in REWARD_FUNCS or name in REWARD_PRESETS:
+        raise ValueError(f"reward name {name!r} is taken; choose another")
+    REWARD_FUNCS[name] = func
+    REWARD_NEEDS[name] = tuple(needs)
+
+
+def check_reward_needs(names: Sequence[str], available: set[str], run: str) -> None:
+    """Raise ValueError (one line) when a reward needs what this run (`run`, e.g. "--env r1_gui/Web-v0") lacks,
+    naming the rewards that would work."""
+    names = _split_names(names)
+    for name in names:
+        load_reward(name)
+    lacking = {name: [need for need in REWARD_NEEDS.get(name, ()) if need not in available] for name in names}
+    lacking = {name: needs for name, needs in lacking.items() if needs}
+    if not lacking:
+        return
+    why = "; ".join(
+        f"{name} needs {' and '.join(NEED_MEANINGS[need] for need in needs)}" for name, needs in lacking.items()
+    )
+    fitting = [name for name, needs in REWARD_NEEDS.items() if set(needs) <= available and name not in REWARD_ALIASES]
+    raise ValueError(
+        f"--reward_funcs: {why}, which {run} does not have (it would score nothing). Rewards that fit this run: "
+        f"{', '.join(fitting) or 'none'}"
+    )
+
+
 def get_reward_funcs(
     names: Sequence[str] | str, *, reward_kwargs: dict[str, dict[str, Any]] | None = None, **bound_kwargs: Any
 ) -> list[Callable[..., list[float | None]]]:
@@ -490,6 +566,8 @@ def get_reward_funcs(
     reward_kwargs={"click_distance": {"threshold": 0.05}})``.
     """
     names = _split_names(names)
+    for name in names:
+        load_reward(name)
     presets = [name for name in names if name in REWARD_PRESETS]
     if presets:
         raise ValueError(

@@ -2,8 +2,8 @@
 
 Under sdpa, transformers (5.23) runs the vision tower's attention one window (Qwen2.5-VL) or one image (Qwen2-VL,
 and Qwen2.5-VL's full-attention layers) at a time: a batch of 64 AITW screenshots makes tens of thousands of
-`scaled_dot_product_attention` calls per forward, and on a GPU the pass is bound by kernel launches (NOTES.md
-section 8). Only the flash-attention branch hands the whole packed sequence and its boundaries (`cu_seqlens`) to one
+`scaled_dot_product_attention` calls per forward, and on a GPU the pass is bound by kernel launches (docs/notes.md,
+"The vision tower on a GPU"). Only the flash-attention branch hands the whole packed sequence and its boundaries (`cu_seqlens`) to one
 attention call, and flash-attn cannot be installed on every machine. `use_batched_window_attention(model)` routes
 the vision tower through that branch with an attention function of our own: it gathers the windows of each length
 into one batch and runs sdpa once per distinct length (a handful: the full windows, the clipped edge windows), then

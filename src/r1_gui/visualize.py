@@ -1,6 +1,5 @@
-"""Pictures of predictions: the screenshot with the ground truth (green) and the prediction (red) drawn on it.
-
-Used by the trainer's completions table and by the evaluation report's gallery.
+"""Pictures: the screenshot with the ground truth (green) and the prediction (red) drawn on it (the trainer's
+completions table, the evaluation report's gallery), and a GRPO run's reward curve (the demos).
 
     picture = draw_actions(screenshot, ground_truth, prediction, bbox=[0.1, 0.2, 0.3, 0.25])
     card = with_caption(picture, ["Open the Clock app", "pyautogui.click(x=0.2, y=0.22)"])
@@ -8,7 +7,9 @@ Used by the trainer's completions table and by the evaluation report's gallery.
 
 from __future__ import annotations
 
+import json
 import textwrap
+from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -83,3 +84,50 @@ def with_caption(picture: Image.Image, lines: list[str], panel_width: int = 420,
     for row, text in enumerate(wrapped):
         draw.text((picture.width + 10, 10 + 18 * row), text, fill=(20, 20, 20), font=font)
     return card
+
+
+def reward_curve(grpo_dir: Path, path: Path) -> list[dict]:
+    """Plot every reward's mean per GRPO step and the parse rate (single-step completions, or episode turns) from
+    a GRPO output folder's trainer_state.json; returns the logged rows. Few steps are drawn with markers, so a
+    one-step run still shows its point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    history = json.loads((grpo_dir / "trainer_state.json").read_text())["log_history"]
+    rows = [entry for entry in history if "reward" in entry]
+    names = sorted({key.split("/")[1] for entry in rows for key in entry if key.endswith("/mean")})
+    figure, axis = plt.subplots(figsize=(7, 4))
+    steps = [entry["step"] for entry in rows]
+    window = max(1, min(10, len(rows) // 5))
+    series = {f"{name} reward": [entry.get(f"rewards/{name}/mean") for entry in rows] for name in names}
+    parse_key = next((k for k in ("completions/parse_rate", "episodes/turn_parse_rate") if rows and k in rows[0]), None)
+    if parse_key:
+        series["parse rate"] = [entry.get(parse_key) for entry in rows]
+    marker = "o" if len(rows) < 20 else None
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, (label, values) in enumerate(series.items()):
+        color = colors[index % len(colors)]
+        axis.plot(steps, values, color=color, alpha=0.3, linewidth=0.8, marker=marker)
+        axis.plot(
+            steps, moving_average(values, window), color=color, label=f"{label} ({window}-step mean)", marker=marker
+        )
+    axis.set_xlabel("GRPO step")
+    axis.set_ylabel("reward / rate")
+    axis.set_ylim(-0.02, 1.02)
+    axis.set_title("GRPO: mean reward of the sampled completions per step")
+    axis.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return rows
+
+
+def moving_average(values: list[float | None], window: int) -> list[float | None]:
+    """The mean of the last ``window`` values at each step (fewer at the start); None where a step logged none."""
+    averaged = []
+    for index, value in enumerate(values):
+        recent = [v for v in values[max(0, index - window + 1) : index + 1] if v is not None]
+        averaged.append(sum(recent) / len(recent) if value is not None and recent else None)
+    return averaged

@@ -3,7 +3,7 @@ a red button on a grey screen; clicking it (or terminate after it) succeeds. It 
 two contract helpers, registers `Button-v0` on import, so `--env button_env:Button-v0` (or
 `helpers.button_env:Button-v0`) trains and evaluates it, and can misbehave on purpose for the pool's tests:
 `sleep` seconds per step, `raise_on_step` / `hang_on_step` (1-based step numbers), `child` (start a `sleep`
-process that must be ended with the environment)."""
+process that must be ended with the environment), `expert=False` (no info["expert_action"])."""
 
 import subprocess
 import time
@@ -19,8 +19,9 @@ WIDTH, HEIGHT = 64, 96
 class ButtonEnv(gym.Env):
     tasks = ("left", "right")  # where the button is
 
-    def __init__(self, sleep=0.0, raise_on_step=None, hang_on_step=None, child=False, max_steps=4):
-        self.sleep, self.raise_on_step, self.hang_on_step, self.max_steps = sleep, raise_on_step, hang_on_step, max_steps
+    def __init__(self, sleep=0.0, raise_on_step=None, hang_on_step=None, child=False, max_steps=4, expert=True):
+        self.sleep, self.raise_on_step, self.hang_on_step = sleep, raise_on_step, hang_on_step
+        self.max_steps, self.has_expert = max_steps, expert
         self.child = subprocess.Popen(["sleep", "1000"]) if child else None
         self.task, self.steps, self.clicked = "left", 0, False
 
@@ -65,14 +66,18 @@ class ButtonEnv(gym.Env):
 
     def _info(self, **changes):
         left, right = self._button()
-        expert = "terminate(status='success')" if self.clicked else f"pyautogui.click(x={(left + right) / 2 / WIDTH:.3f}, y=0.5)"
+        expert = (
+            "terminate(status='success')"
+            if self.clicked
+            else f"pyautogui.click(x={(left + right) / 2 / WIDTH:.3f}, y=0.5)"
+        )
         return step_info(
             task=self.task,
             instruction="Click the red button, then stop.",
             screen_size=(WIDTH, HEIGHT),
             step=self.steps,
             max_steps=self.max_steps,
-            expert_action=parse_step_input(expert, None, (WIDTH, HEIGHT))[0],
+            **({"expert_action": parse_step_input(expert, None, (WIDTH, HEIGHT))[0]} if self.has_expert else {}),
             **changes,
         )
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from r1_gui import rewards
 from r1_gui.actions import completion_text
+from r1_gui.grpo_gui import main
 from r1_gui.training import trainer
-from r1_gui.training.grpo import main, parse_grpo_arguments
+from r1_gui.training.grpo import parse_grpo_arguments
 
 
 def digit_fraction(completions, **kwargs):

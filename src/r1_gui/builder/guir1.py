@@ -17,29 +17,19 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
 from r1_gui.actions import Action, format_action, parse_action
-from r1_gui.actions.guir1 import GUIR1_NO_POINT, NO_TEXT
+from r1_gui.actions.guir1 import GUIR1_NO_POINT
+from r1_gui.actions.guir1_rows import action_and_box
+from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 
-from .sources import (
-    PROBLEM_TEMPLATE,
-    BadRecord,
-    Example,
-    check_image,
-    dataset_bbox,
-    episode_and_step,
-    history_text,
-    in_episode_form,
-    parse_history,
-)
+from .sources import BadRecord, Example, check_image, episode_and_step, in_episode_form
 
 GUIR1_COLUMNS = ("image", "instruction", "history", "gt_action", "gt_bbox", "gt_input_text", "task_type")
 REQUIRED_COLUMNS = ("image", "instruction", "gt_action")
@@ -90,45 +80,6 @@ class ImageColumn:
     def path(self, row: int) -> str | None:
         path = self.paths[row] if self.valid[row] else None
         return path if isinstance(path, str) and path else None
-
-
-def number_list(value: Any) -> list[float]:
-    """A list of numbers (or its JSON text) as floats, else []. Example: ``number_list("[3, 4.5]") == [3.0, 4.5]``."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return []
-    if not isinstance(value, (list, tuple)):
-        return []
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-        return []
-    return [float(v) for v in value]
-
-
-def action_and_box(row: dict, size: tuple[int, int]):
-    """The canonical action of a row (via r1_gui.actions' guir1 parser) and its normalized target box."""
-    name = row["gt_action"].strip()
-    text = row.get("gt_input_text")
-    entry: dict[str, Any] = {"action": name, "input_text": text if isinstance(text, str) else NO_TEXT}
-    numbers, box = number_list(row.get("gt_bbox")), None
-    if name.lower() == "swipe" and len(numbers) == 4:
-        entry["point"], entry["end_point"] = numbers[:2], numbers[2:]
-    elif len(numbers) == 4 and min(numbers) >= 0:
-        x1, y1, x2, y2 = numbers
-        entry["point"] = [(x1 + x2) / 2, (y1 + y2) / 2]
-        box = dataset_bbox([x1 / size[0], y1 / size[1], x2 / size[0], y2 / size[1]])
-    elif len(numbers) == 2:
-        entry["point"] = numbers
-    action = parse_action(json.dumps(entry), "guir1", coordinates="pixels", image_size=size)
-    return action, box
-
-
-def history_steps(value: Any) -> list[str]:
-    """The steps of a GUI-R1 ``history``: a list of steps, or a string of "Step N: ..." lines."""
-    if isinstance(value, (list, tuple)):
-        return [str(step).strip() for step in value if str(step).strip()]
-    return parse_history(value) if isinstance(value, str) else []
 
 
 def _open_size(source, label: str, verify: bool) -> tuple[tuple[int, int], str]:

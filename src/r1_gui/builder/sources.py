@@ -20,17 +20,12 @@ from typing import Any
 from PIL import Image
 
 from r1_gui.actions import Action, parse_action, read_bbox
+from r1_gui.prompts import parse_history
 
 SKIP_REASONS = ("missing_keys", "bad_turns", "duplicate_id", "unparsable_action", "missing_image", "unreadable_image")
-# The human turn of Aguvis stage 2 without its "<image>\n" placeholder (shared/NOTES.md section 2).
-PROBLEM_TEMPLATE = (
-    "Please generate the next move according to the ui screenshot, instruction and previous actions."
-    "\n\nInstruction: {instruction}\n\nPrevious actions:\n{history}"
-)
 IMAGE_PLACEHOLDER = "<image>"
 LEVELS = ("l1", "l2", "l3")
 
-_STEP_PREFIX = re.compile(r"(?m)^Step \d+:[ \t]*")
 _LEVEL_IN_NAME = re.compile(r"(?:^|[-_.])(l[123])(?:[-_.]|$)")
 _HUMAN_ROLES, _GPT_ROLES = ("human", "user"), ("gpt", "assistant")
 
@@ -86,23 +81,6 @@ def episode_and_step(stem: str) -> tuple[str, int]:
 def in_episode_form(stem: str) -> bool:
     parts = stem.rsplit("_", 2)
     return len(parts) == 3 and all(parts) and parts[2].isdigit()
-
-
-def parse_history(text: str) -> list[str]:
-    """Previous actions as a list: "Step 1: a\\nStep 2: b" -> ["a", "b"]; "None" or blank -> []; without any
-    "Step N:" prefix, each non-blank line is one step."""
-    text = text.strip()
-    if not text or text == "None":
-        return []
-    parts = _STEP_PREFIX.split(text)
-    if len(parts) == 1:
-        return [line.strip() for line in text.splitlines() if line.strip()]
-    steps = [part.strip() for part in parts[1:]]
-    return [parts[0].strip(), *steps] if parts[0].strip() else steps
-
-
-def history_text(history: list[str]) -> str:
-    return "\n".join(f"Step {number}: {step}" for number, step in enumerate(history, 1)) or "None"
 
 
 def split_problem(human: str) -> tuple[str, str, list[str]]:

@@ -22,9 +22,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from r1_gui.actions import Action, format_action, parse_action
+from r1_gui.prompts import PROBLEM_TEMPLATE, history_text
 
 from .guir1 import ImageColumn, history_steps, read_parquet_with, row_screenshot
-from .sources import PROBLEM_TEMPLATE, BadRecord, Example, episode_and_step, history_text, in_episode_form
+from .sources import BadRecord, Example, episode_and_step, in_episode_form
 
 REQUIRED_COLUMNS = ("images", "extra_info")
 GRID = 999

@@ -5,22 +5,15 @@
 - ``r1_gui/Replay-v0`` (`ReplayEnv`): recorded episodes of the builder's parquet, advanced while the agent's
   actions match the recorded ones under the AITW rule (semi-online, optionally patched by the recorded action).
 
-    python -m r1_gui.envs --task web_search --policy expert --seed 3 --gif runs/episode.gif
-"""
+    python -m r1_gui.play --task web_search --policy expert --seed 3 --gif runs/episode.gif
 
-import gymnasium
+Every environment keeps the contract of `r1_gui.envs.contract`; `r1_gui.envs.pool.EnvPool` runs many side by side.
+"""
 
 from r1_gui.envs.expert import expert_action
 from r1_gui.envs.phone_env import PhoneEnv
+from r1_gui.envs.registry import PHONE_ID, REPLAY_ID
 from r1_gui.envs.replay import ReplayEnv
 from r1_gui.envs.tasks import MAX_STEPS, TASKS
-
-PHONE_ID = "r1_gui/Phone-v0"
-REPLAY_ID = "r1_gui/Replay-v0"
-
-if PHONE_ID not in gymnasium.registry:
-    gymnasium.register(id=PHONE_ID, entry_point="r1_gui.envs.phone_env:PhoneEnv")
-if REPLAY_ID not in gymnasium.registry:
-    gymnasium.register(id=REPLAY_ID, entry_point="r1_gui.envs.replay:ReplayEnv")
 
 __all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "PhoneEnv", "ReplayEnv", "expert_action"]

@@ -52,6 +52,8 @@ model loads, and tests run it on every backend.
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import os
 import string
@@ -160,6 +162,32 @@ def reset_options(task: str | None) -> dict | None:
 # ---------------------------------------------------------------------------------------------- making one
 
 
+def parse_env_kwargs(text: str | None) -> dict:
+    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given); ValueError naming the flag."""
+    if not text:
+        return {}
+    try:
+        kwargs = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--env_kwargs is not JSON: {error}") from None
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--env_kwargs must be a JSON object of gymnasium.make keywords, got {text}")
+    return kwargs
+
+
+def add_env_arguments(parser, default: str = "r1_gui/Phone-v0") -> None:
+    """--env and --env_kwargs (read into a dict), for the command lines that play episodes."""
+
+    def env_kwargs(text: str) -> dict:
+        try:
+            return parse_env_kwargs(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix("--env_kwargs ")) from None
+
+    parser.add_argument("--env", default=default, help="a Gymnasium id (module:EnvId for your own)")
+    parser.add_argument("--env_kwargs", type=env_kwargs, default={}, help="gymnasium.make keywords as a JSON object")
+
+
 def resolve_env_id(env_id: str) -> str:
     """`env_id` as Gymnasium takes it. For the `module:EnvId` form the working directory is put on sys.path (after
     everything else), so a user's environment in a file beside them imports as `python -m` would find it, also in
@@ -172,7 +200,7 @@ def resolve_env_id(env_id: str) -> str:
 def make_env(env_id: str, env_kwargs: dict | None = None) -> gym.Env:
     """`gymnasium.make(env_id, **env_kwargs)` with r1_gui's environments registered and the `module:EnvId` form
     resolved; a wrong id or keyword raises ValueError naming the flag to fix (not gymnasium's traceback)."""
-    import r1_gui.envs  # noqa: F401  (registers r1_gui's own ids)
+    import r1_gui.envs.registry  # noqa: F401  (registers r1_gui's own ids)
 
     env_kwargs = dict(env_kwargs or {})
     try:

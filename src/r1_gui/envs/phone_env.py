@@ -29,7 +29,7 @@ from r1_gui.actions import Action
 from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
 from r1_gui.envs.expert import expert_action
 from r1_gui.envs.phone import apply
-from r1_gui.envs.tasks import MAX_STEPS, TASKS, new_episode
+from r1_gui.envs.tasks import MAX_STEPS, new_episode
 from r1_gui.envs.world import SETTINGS_APP
 from r1_gui.synthetic import episodes, screens
 
@@ -69,7 +69,6 @@ class PhoneEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
-    tasks = TASKS  # the contract's declared task names (r1_gui.envs.contract)
     has_expert = True
 
     def __init__(
@@ -86,8 +85,8 @@ class PhoneEnv(gym.Env):
     ):
         grid = tuple(grid)
         check_screen_settings(width, height, grid, apps)
-        if task is not None and task not in TASKS:
-            raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(TASKS)}")
+        if task is not None and task not in MAX_STEPS:
+            raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(MAX_STEPS)}")
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         if render_mode not in (None, "rgb_array"):
@@ -107,14 +106,19 @@ class PhoneEnv(gym.Env):
         self.world = self.state = self.goal = None
         self._steps, self._limit, self._ended = 0, 0, False
 
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The contract's declared task names: the families of `r1_gui.envs.tasks` (MAX_STEPS' keys)."""
+        return tuple(MAX_STEPS)
+
     # -- the episode ---------------------------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         options = options or {}
-        family = options.get("task") or self.task or TASKS[int(self.np_random.integers(len(TASKS)))]
-        if family not in TASKS:
-            raise ValueError(f"unknown task {family!r}; valid tasks: {', '.join(TASKS)}")
+        family = options.get("task") or self.task or self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        if family not in MAX_STEPS:
+            raise ValueError(f"unknown task {family!r}; valid tasks: {', '.join(self.tasks)}")
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**31))
         self.world, self.state, self.goal = new_episode(family, episode_seed, self.size, self.grid, self.apps)
         self._episode_key = (family, episode_seed)

@@ -39,6 +39,8 @@ DEFAULT_STEP_TIMEOUT = 120.0  # seconds; a browser step takes 20-200 ms, an emul
 START_TIMEOUT = 120.0  # seconds for a worker to import and build its environment
 RESET_RETRIES = 3
 CLOSE_GRACE = 5.0  # seconds a worker gets to close its environment before it is killed
+# Errors of building or checking an environment that are the user's to fix (describe raises them as ValueError).
+USER_ERRORS = ("ContractError:", "ValueError:", "FileNotFoundError:", "NotADirectoryError:", "PermissionError:")
 
 
 class EnvStartError(RuntimeError):
@@ -127,7 +129,7 @@ class EnvPool:
         (outcome,) = self._call([0], "describe", [seed], timeout=max(self.step_timeout, START_TIMEOUT), count=False)
         if not outcome.ok:
             message = outcome.failure
-            if message.startswith(("ContractError:", "ValueError:")):
+            if message.startswith(USER_ERRORS):  # a wrong id, keyword or path, or a contract problem: the user's
                 raise ValueError(message.split(": ", 1)[1])
             raise EnvStartError(f"{self.env_id} could not be started: {message}")
         return Described(**outcome.result)

@@ -4,6 +4,7 @@ animated GIF or a PNG strip."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from r1_gui.visualize import draw_actions
 
 CAPTION_LINES = 3
 FRAME_MS = 900  # GIF frame duration
+CHAR_WIDTH = 0.55  # a character's width in units of the font size (the synthetic screens' font)
 
 
 def caption(action: Action | None, error: str | None = None) -> str:
@@ -32,30 +34,41 @@ def frame(screenshot: np.ndarray, action: Action | None, text: str, width: int |
     band = Image.new("RGB", (picture.width, picture.height + size * (CAPTION_LINES + 1)), "white")
     band.paste(picture, (0, 0))
     draw, face = ImageDraw.Draw(band), font(size)
-    per_line = max(8, int(picture.width / (size * 0.55)))
-    for row in range(CAPTION_LINES):
-        draw.text(
-            (4, picture.height + 4 + row * size),
-            text[row * per_line : (row + 1) * per_line],
-            fill=(20, 20, 20),
-            font=face,
-        )
+    for row, line in enumerate(wrapped(text, max(8, int((picture.width - 8) / (size * CHAR_WIDTH))), CAPTION_LINES)):
+        draw.text((4, picture.height + 4 + row * size), line, fill=(20, 20, 20), font=face)
     return band
 
 
-def save_episode(frames: list[Image.Image], path: str | Path) -> Path:
-    """An animated GIF (a .gif path) or a PNG strip of the frames side by side (any other path)."""
+def wrapped(text: str, width: int, lines: int) -> list[str]:
+    """``text`` wrapped at word boundaries into at most ``lines`` lines of ``width`` characters; what does not fit
+    ends the last line with "…" (a word longer than a line is split)."""
+    rows = textwrap.wrap(" ".join(str(text).split()), width, break_long_words=True, break_on_hyphens=False)
+    if len(rows) > lines:
+        rows = rows[: lines - 1] + [textwrap.shorten(" ".join(rows[lines - 1 :]), width, placeholder=" …")]
+        if not rows[-1].strip(" …"):  # one long word: keep its start
+            rows[-1] = " ".join(rows[lines - 1 :])[: width - 1] + "…"
+    return rows
+
+
+def save_episode(frames: list[Image.Image], path: str | Path, title: str | None = None) -> Path:
+    """An animated GIF (a .gif path) or a PNG strip of the frames side by side (any other path), with ``title``
+    (e.g. the instruction) in a band above the strip."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".gif":
         frames[0].save(path, save_all=True, append_images=frames[1:], duration=FRAME_MS, loop=0)
         return path
-    strip = Image.new(
-        "RGB", (sum(f.width for f in frames) + 4 * (len(frames) - 1), max(f.height for f in frames)), "white"
-    )
+    width = sum(f.width for f in frames) + 4 * (len(frames) - 1)
+    size = max(10, frames[0].width // 22)
+    title_lines = wrapped(title, max(8, int((width - 8) / (size * CHAR_WIDTH))), 2) if title else []
+    top = (len(title_lines) * size + 8) if title_lines else 0
+    strip = Image.new("RGB", (width, max(f.height for f in frames) + top), "white")
+    draw, face = ImageDraw.Draw(strip), font(size)
+    for row, line in enumerate(title_lines):
+        draw.text((4, 4 + row * size), line, fill=(20, 20, 20), font=face)
     x = 0
     for picture in frames:
-        strip.paste(picture, (x, 0))
+        strip.paste(picture, (x, top))
         x += picture.width + 4
     strip.save(path)
     return path

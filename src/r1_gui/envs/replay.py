@@ -45,8 +45,13 @@ def read_split(data_dir: str | Path, split: str) -> list[dict]:
     import pyarrow.parquet as pq
 
     path = Path(data_dir) / f"{split}.parquet"
+    if not Path(data_dir).is_dir():
+        raise FileNotFoundError(f"data_dir {data_dir} does not exist; build it with `python dataset/raw_load_data.py`")
     if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist; build the dataset with `python dataset/raw_load_data.py`")
+        splits = sorted(found.stem for found in Path(data_dir).glob("*.parquet"))
+        raise FileNotFoundError(
+            f"{data_dir} has no split {split!r} ({path.name}); its splits: {', '.join(splits) or 'none'}"
+        )
     columns = pq.read_schema(path).names
     missing = [name for name in REQUIRED_COLUMNS if name not in columns]
     if not any(name in columns for name in ACTION_COLUMNS):

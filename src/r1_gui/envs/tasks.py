@@ -69,7 +69,7 @@ def new_episode(
     world.setting_names, world.engine = tuple(names), rng.choice(episodes.ENGINES)
     world.slow = {app for app in world.app_names if rng.random() < 0.3}
     settings = tuple(rng.random() < 0.5 for _ in names)
-    stack, goal, containing, excluding = _FAMILIES[family](world, rng)
+    stack, goal, containing, excluding = FAMILIES[family](world, rng)
     world.base_home = world.home(containing=containing, excluding=excluding)
     for name, on in goal.settings:  # every switch the task asks to flip starts the other way
         index = names.index(name)
@@ -190,7 +190,9 @@ def _go_home(world: PhoneWorld, rng: random.Random):
     return stack, Goal("go_home", instruction, page=world.main_page(app), app=app), app, ()
 
 
-_FAMILIES = {
+# Every family: its builder, (world, rng) -> (page stack, Goal, app the home screen must hold, apps it must not).
+# A new family is a builder here and its step limit in MAX_STEPS (README, "Extending r1_gui").
+FAMILIES = {
     "launch_icon": _launch,
     "open_app": _open_app,
     "web_search": _web_search,

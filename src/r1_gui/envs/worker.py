@@ -14,6 +14,8 @@ import signal
 import sys
 from multiprocessing.connection import Connection
 
+from r1_gui.envs.pool import kill_tree  # imported before any signal can come: the handler must not import
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -21,8 +23,6 @@ def _die_with(parent_pid: int) -> None:
     """SIGTERM when the parent dies (Linux); the handler ends this worker's whole process tree."""
 
     def end_tree(signum, frame):
-        from r1_gui.envs.pool import kill_tree
-
         kill_tree(os.getpid())
 
     signal.signal(signal.SIGTERM, end_tree)
@@ -52,9 +52,20 @@ def _describe(env, seed: int) -> dict:
 
 def serve(fd: int, parent_pid: int) -> None:
     _die_with(parent_pid)
+    built: list = []  # the environment, once made
+    try:
+        _serve(Connection(fd), built)
+    finally:  # whatever ends the loop (the parent gone, close, an error), the environment closes
+        for env in built:
+            try:
+                env.close()
+            except Exception:  # closing must not hang the exit; the parent kills the tree anyway
+                pass
+
+
+def _serve(connection: Connection, built: list) -> None:
     from r1_gui.envs.contract import make_env, reset_options
 
-    connection = Connection(fd)
     env = None
     while True:
         try:
@@ -64,6 +75,7 @@ def serve(fd: int, parent_pid: int) -> None:
         try:
             if command == "make":
                 env = make_env(*payload)
+                built.append(env)
                 continue  # the first real call's answer also says the environment was built
             if command == "close":
                 break
@@ -86,8 +98,3 @@ def serve(fd: int, parent_pid: int) -> None:
                 break
             if command == "make":
                 break
-    if env is not None:
-        try:
-            env.close()
-        except Exception:  # closing must not hang the exit; the parent kills the tree anyway
-            pass

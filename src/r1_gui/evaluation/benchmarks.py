@@ -41,11 +41,11 @@ from typing import Any
 
 from r1_gui.actions import Action, format_action, read_bbox
 from r1_gui.actions.guir1 import guir1_name
-from r1_gui.builder.guir1 import action_and_box, history_steps, number_list
-from r1_gui.builder.sources import PROBLEM_TEMPLATE, history_text
+from r1_gui.actions.guir1_rows import action_and_box, number_list
 from r1_gui.evaluation import guir1_eval
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.predictions_file import json_line
+from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 from r1_gui.scoring.aitw import text_matches
 
 

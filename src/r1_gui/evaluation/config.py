@@ -54,6 +54,9 @@ class EvalConfig:
     )
     vllm_gpu_memory_utilization: float = field(default=0.9, metadata={"help": "vllm backend only"})
     batch_size: int = field(default=16, metadata={"help": "prompts per generate call"})
+    images_per_prompt: int = field(
+        default=1, metadata={"help": "vllm backend: screenshots one prompt may hold (episodes: --history_images)"}
+    )
     # -- the run -----------------------------------------------------------------------------------------------
     max_samples: int | None = field(default=None, metadata={"help": "evaluate the first N rows only; None: all"})
     benchmark: str | None = field(

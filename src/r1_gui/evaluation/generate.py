@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -164,6 +163,15 @@ class _Generator:
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         raise NotImplementedError
 
+    def generate_turns(self, inputs: Sequence) -> list[list[int]]:
+        """The answer token ids (up to and including the stop token) of one episode turn per input, each an
+        `r1_gui.agent.loop.TurnInput` (its context already tokenized, or its messages and screenshots)."""
+        raise NotImplementedError
+
+    def _cut_at_stop(self, ids: list[int]) -> list[int]:
+        end = next((i for i, token in enumerate(ids) if token in self.stop_token_ids), None)
+        return list(ids) if end is None else list(ids[: end + 1])
+
 
 class HFGenerator(_Generator):
     """transformers generation, batched with left padding; greedy unless ``temperature`` > 0.
@@ -208,6 +216,33 @@ class HFGenerator(_Generator):
         completions = output_ids[:, inputs["input_ids"].shape[1] :]
         return self.processor.tokenizer.batch_decode(completions, skip_special_tokens=True)
 
+    def generate_turns(self, inputs: Sequence) -> list[list[int]]:
+        import torch
+
+        width = max(len(turn.context_ids) for turn in inputs)
+        pad = self.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(t.context_ids)) + list(t.context_ids) for t in inputs])
+        mask = torch.tensor([[0] * (width - len(t.context_ids)) + [1] * len(t.context_ids) for t in inputs])
+        image_pad = self.processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+        extra = {"mm_token_type_ids": (ids == image_pad).long()}
+        with_pixels = [t for t in inputs if t.pixel_values is not None]
+        if with_pixels:
+            extra["pixel_values"] = torch.cat([t.pixel_values for t in with_pixels]).to(self.model.dtype)
+            extra["image_grid_thw"] = torch.cat([t.image_grid_thw for t in with_pixels])
+        temperature = self.config.temperature
+        sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                **{key: value.to(self.device) for key, value in extra.items()},
+                max_new_tokens=self.config.max_new_tokens,
+                eos_token_id=self.stop_token_ids,
+                pad_token_id=pad,
+                **sampling,
+            )
+        return [self._cut_at_stop(row) for row in output[:, width:].tolist()]
+
 
 class VLLMGenerator(_Generator):
     """vLLM generation (GPU): the same rendered prompts, the screenshot as ``multi_modal_data``, the same stop ids.
@@ -220,14 +255,14 @@ class VLLMGenerator(_Generator):
         require_vllm()
         from vllm import LLM, SamplingParams
 
-        super().__init__(model_name_or_path, config, **_renamed_settings(settings))
+        super().__init__(model_name_or_path, config, **settings)
         config = self.config
         self.llm = LLM(
             model=self.model_name_or_path,
             seed=config.seed,
             dtype=config.dtype,
             gpu_memory_utilization=config.vllm_gpu_memory_utilization,
-            limit_mm_per_prompt={"image": 1},
+            limit_mm_per_prompt={"image": config.images_per_prompt},
             mm_processor_kwargs={"min_pixels": config.min_pixels, "max_pixels": config.max_pixels},
         )
         self.sampling_params = SamplingParams(
@@ -248,32 +283,23 @@ class VLLMGenerator(_Generator):
         results = self.llm.generate(requests, self.sampling_params, use_tqdm=False)
         return [result.outputs[0].text for result in results]
 
-
-# The generators' keyword for --vllm_gpu_memory_utilization before EvalConfig named every setting as its flag.
-OLD_SETTING_NAMES = {"gpu_memory_utilization": "vllm_gpu_memory_utilization"}
-
-
-def _renamed_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    for old, new in OLD_SETTING_NAMES.items():
-        if old in settings:
-            warnings.warn(f"the generator setting {old!r} is now {new!r}", FutureWarning, stacklevel=3)
-            settings[new] = settings.pop(old)
-    return settings
+    def generate_turns(self, inputs: Sequence) -> list[list[int]]:
+        """Each turn's messages rendered by the chat template, its screenshots as `multi_modal_data` (vLLM expands
+        the image tokens itself); untested here (no vLLM on the machines r1_gui is tested on)."""
+        requests = [
+            {
+                "prompt": self.processor.apply_chat_template(turn.messages, add_generation_prompt=True, tokenize=False),
+                "multi_modal_data": {"image": list(turn.images)},
+            }
+            for turn in inputs
+        ]
+        results = self.llm.generate(requests, self.sampling_params, use_tqdm=False)
+        return [self._cut_at_stop(result.outputs[0].token_ids) for result in results]
 
 
 def make_generator(model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any) -> _Generator:
-    """The generator of ``config.backend``: an ``HFGenerator`` or a ``VLLMGenerator``.
-
-    The form before ``EvalConfig``, ``make_generator(backend, model_name_or_path, **settings)``, still works (with
-    a FutureWarning): a path where the config goes is never a config, so the two forms cannot be confused."""
-    if isinstance(config, (str, Path)):
-        warnings.warn(
-            f"make_generator({model_name_or_path!r}, {str(config)!r}, ...) is the old form; write "
-            f"make_generator({str(config)!r}, backend={model_name_or_path!r}, ...) or pass an EvalConfig",
-            FutureWarning,
-            stacklevel=2,
-        )
-        model_name_or_path, config, settings = config, None, {**settings, "backend": model_name_or_path}
-    config = eval_config(config, **_renamed_settings(settings))
+    """The generator of ``config.backend`` (with ``settings``, EvalConfig fields, on top): an ``HFGenerator`` or a
+    ``VLLMGenerator``."""
+    config = eval_config(config, **settings)
     generator = HFGenerator if config.backend == "hf" else VLLMGenerator  # EvalConfig allows no other backend
     return generator(model_name_or_path, config)

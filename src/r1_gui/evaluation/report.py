@@ -39,22 +39,27 @@ def _short(text: Any, limit: int | None = None) -> str:
     return "".join("⏎" if char == "\n" else char if char.isprintable() else " " for char in text)
 
 
-def _cell(text: Any, limit: int | None = None) -> str:
+def cell(text: Any, limit: int | None = None) -> str:
     """Text safe inside a markdown table cell: one line, markdown and HTML characters escaped (a model output
     may hold "<tool_call>" or pipes)."""
     text = _short(text, limit).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _number(value: Any) -> str:
+def number_text(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def settings_lines(settings: dict) -> str:
+    """The run's settings as a markdown list, each value one escaped line (the top of every report.md)."""
+    return "\n".join(f"- {key}: {cell(value, OUTPUT_CHARS)}" for key, value in settings.items())
 
 
 def metrics_table(metrics: dict) -> str:
     """| metric | value | for the overall numbers."""
     lines = ["| metric | value |", "|---|---|"]
     for key in ("num_samples", "parse_rate", *METRICS, "num_errors"):
-        lines.append(f"| {key} | {_number(metrics[key])} |")
+        lines.append(f"| {key} | {number_text(metrics[key])} |")
     return "\n".join(lines)
 
 
@@ -65,7 +70,9 @@ def per_type_table(metrics: dict) -> str:
         "|---" * (len(PER_TYPE_TABLE_COLUMNS) + 1) + "|",
     ]
     for action_type, numbers in metrics["per_type"].items():
-        lines.append(f"| {action_type} | " + " | ".join(_number(numbers[key]) for key in PER_TYPE_TABLE_COLUMNS) + " |")
+        lines.append(
+            f"| {action_type} | " + " | ".join(number_text(numbers[key]) for key in PER_TYPE_TABLE_COLUMNS) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -97,7 +104,7 @@ def unparsed_section(records: Sequence[dict]) -> str:
     lines += ["| id | reason | output |", "|---|---|---|"]
     for record in unparsed[:MAX_UNPARSED_LISTED]:
         reason = record.get("error") or "no action found"
-        lines.append(f"| {_cell(record['id'])} | {_cell(reason)} | {_cell(record.get('output'), OUTPUT_CHARS)} |")
+        lines.append(f"| {cell(record['id'])} | {cell(reason)} | {cell(record.get('output'), OUTPUT_CHARS)} |")
     if len(unparsed) > MAX_UNPARSED_LISTED:
         lines.append(f"\n… and {len(unparsed) - MAX_UNPARSED_LISTED} more (see predictions.jsonl).")
     return "\n".join(lines)
@@ -173,7 +180,7 @@ def write_report(
     parts = [
         f"# {settings.get('benchmark') or 'AITW'} evaluation: {source}",
         "",
-        "\n".join(f"- {key}: {_cell(value, OUTPUT_CHARS)}" for key, value in settings.items()),
+        settings_lines(settings),
         "",
         "## Metrics",
         "",
@@ -198,7 +205,7 @@ def write_report(
     ]
     for record, path in pictures:
         outcome = "success" if record["scores"]["step_success"] else "failure"
-        parts += ["", f"### {_cell(record['id'])} ({outcome})", "", f"![{_cell(record['id'])}]({path})"]
+        parts += ["", f"### {cell(record['id'])} ({outcome})", "", f"![{cell(record['id'])}]({path})"]
     report = output_dir / REPORT_FILE
     report.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return report

@@ -28,7 +28,7 @@ from typing import Any
 
 from r1_gui.evaluation.benchmarks import benchmark_metrics, load_benchmark
 from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig, eval_config
-from r1_gui.evaluation.fingerprint import changed_files, dataset_fingerprint, model_fingerprint
+from r1_gui.evaluation.fingerprint import dataset_fingerprint
 from r1_gui.evaluation.generate import make_generator, model_type_of, require_vllm, resolve_coordinates
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
 from r1_gui.evaluation.predictions_file import (
@@ -39,7 +39,16 @@ from r1_gui.evaluation.predictions_file import (
     read_records,
     write_records,
 )
-from r1_gui.evaluation.report import GALLERY_DIR, REPORT_FILE, write_report
+from r1_gui.evaluation.report import write_report
+from r1_gui.evaluation.resume import (
+    METRICS_FILE,
+    check_kind,
+    check_resume,
+    clear_run,
+    earlier_run,
+    model_record,
+    write_run_config,
+)
 from r1_gui.evaluation.samples import (
     Sample,
     as_rows,
@@ -50,30 +59,6 @@ from r1_gui.evaluation.samples import (
 from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)
-
-METRICS_FILE = "metrics.json"
-RUN_CONFIG_FILE = "run_config.json"
-# What the outputs depend on: a resumed run must match the lines already written in every one (see fingerprint.py).
-RESUME_KEYS = (
-    "model_fingerprint",
-    "dataset_fingerprint",
-    "split",
-    "backend",
-    "prompt_style",
-    "system_prompt",
-    "coordinates",
-    "max_new_tokens",
-    "temperature",
-    "min_pixels",
-    "max_pixels",
-    "seed",
-    "benchmark",
-)
-# Every file an evaluation writes into OUTPUT_DIR: what --overwrite deletes (nothing else in the folder).
-RUN_FILES = (PREDICTIONS_FILE, PREDICTIONS_FILE + ".tmp", METRICS_FILE, REPORT_FILE, RUN_CONFIG_FILE)
-CONTENT_KEYS = ("model_fingerprint", "dataset_fingerprint")
-START_OVER = "pass --overwrite to delete them and start over, or write to a new --output_dir"
-
 
 # ------------------------------------------------------------------------------------------------ records
 
@@ -166,90 +151,6 @@ def _all_ids(rows) -> list[str]:
     return [str(identifier) for identifier in ids]
 
 
-def _earlier_run(output_dir: Path) -> dict | None:
-    """The run_config.json of the predictions already in output_dir ({} when they have none); None: no predictions."""
-    predictions_path, config_path = output_dir / PREDICTIONS_FILE, output_dir / RUN_CONFIG_FILE
-    if not (predictions_path.is_file() and predictions_path.stat().st_size):
-        return None
-    try:
-        return json.loads(config_path.read_text()) if config_path.is_file() else {}
-    except ValueError:  # cut short or edited: as good as none
-        return {}
-
-
-def _describe(run: dict) -> str:
-    if "predictions" in run:
-        return f"scores of the predictions file {run['predictions']}"
-    if "model_name_or_path" in run:
-        return f"predictions of the model {run['model_name_or_path']}"
-    return "predictions without a run_config.json (no record of what made them)"
-
-
-def _check_kind(output_dir: Path, earlier: dict | None, kind: str) -> None:
-    """A model run never adds to, and a --predictions run never replaces, the other kind's (or unknown) results."""
-    if earlier is None or kind in earlier:
-        return
-    what = "generate into" if kind == "model_name_or_path" else "score --predictions into"
-    raise EvaluationError(
-        f"{output_dir} holds the {_describe(earlier)}; this run would {what} the same predictions.jsonl and "
-        f"run_config.json: {START_OVER}"
-    )
-
-
-def _check_resume(output_dir: Path, earlier: dict | None, settings: dict) -> None:
-    """Refuse to add to predictions made by other model files, dataset rows or settings."""
-    if earlier is None:
-        return
-    _check_kind(output_dir, earlier, "model_name_or_path")
-    path = output_dir / PREDICTIONS_FILE
-    if not all(key in earlier for key in CONTENT_KEYS):
-        raise EvaluationError(
-            f"{path} was written without the fingerprints of its model and dataset (an older r1_gui), so it cannot "
-            f"be told whether they are this run's: {START_OVER}"
-        )
-    reasons = []
-    if earlier["model_fingerprint"] != settings["model_fingerprint"]:
-        files = changed_files(earlier.get("model_files") or {}, settings.get("model_files") or {})
-        reasons.append(f"the model's files differ ({', '.join(files) or 'their hashes'}; model was "
-                       f"{earlier.get('model_name_or_path')}, now {settings['model_name_or_path']})")  # fmt: skip
-    if earlier["dataset_fingerprint"] != settings["dataset_fingerprint"]:
-        reasons.append(f"the rows of the dataset split differ (dataset was {earlier.get('dataset')} "
-                       f"{earlier.get('split')}, now {settings['dataset']} {settings['split']})")  # fmt: skip
-    changed = [key for key in RESUME_KEYS if key not in CONTENT_KEYS and earlier.get(key) != settings.get(key)]
-    if changed:
-        reasons.append(
-            "other settings: " + ", ".join(f"{k}: {earlier.get(k)!r} -> {settings.get(k)!r}" for k in changed)
-        )
-    if reasons:
-        raise EvaluationError(
-            f"{path} cannot be resumed by this run: {'; '.join(reasons)}. Resuming would mix its predictions with "
-            f"this run's: {START_OVER}"
-        )
-
-
-def clear_run(output_dir: Path) -> list[str]:
-    """Delete the files an evaluation writes (RUN_FILES and the gallery's PNGs), nothing else; their names."""
-    removed = [name for name in RUN_FILES if (output_dir / name).is_file()]
-    for name in removed:
-        (output_dir / name).unlink()
-    gallery = output_dir / GALLERY_DIR
-    if gallery.is_dir():
-        pictures = list(gallery.glob("*.png"))
-        for picture in pictures:
-            picture.unlink()
-        removed += [f"{GALLERY_DIR}/ ({len(pictures)} PNG files)"] if pictures else []
-        if not any(gallery.iterdir()):
-            gallery.rmdir()
-    if removed:
-        logger.warning("starting over: deleted the earlier evaluation files %s in %s", ", ".join(removed), output_dir)
-    return removed
-
-
-def _write_run_config(output_dir: Path, settings: dict) -> None:
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / RUN_CONFIG_FILE).write_text(json.dumps(settings, indent=2) + "\n")
-
-
 def _finish(
     output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int, benchmark: str | None = None
 ) -> dict:
@@ -314,30 +215,19 @@ def evaluate(
         **({"benchmark": config.benchmark} if config.benchmark else {}),  # AITW runs record none, as before
     }
     output_dir = Path(output_dir)
-    earlier = None if config.overwrite else _earlier_run(output_dir)
-    folder = str(_model_folder(model_name_or_path).resolve())
-    recorded = (earlier or {}).get("model_files") if (earlier or {}).get("model_folder") == folder else None
-    model = model_fingerprint(Path(folder), recorded)  # the recorded hashes of that very folder spare re-reading
-    settings |= {"model_fingerprint": model["sha256"], "dataset_fingerprint": dataset_fingerprint(rows)}
-    run_config = {**settings, "model_folder": folder, "model_files": model["files"]}
-    _check_resume(output_dir, earlier, run_config)
+    earlier = None if config.overwrite else earlier_run(output_dir)
+    fingerprint, model_files = model_record(model_name_or_path, earlier)
+    settings |= {"model_fingerprint": fingerprint, "dataset_fingerprint": dataset_fingerprint(rows)}
+    run_config = {**settings, **model_files}
+    check_resume(output_dir, earlier, run_config)
     if config.overwrite:
         clear_run(output_dir)
-    _write_run_config(output_dir, run_config)
+    write_run_config(output_dir, run_config)
     pending = _pending(output_dir / PREDICTIONS_FILE, samples)
     if pending:
         generator = make_generator(model_name_or_path, config)
         generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, config.batch_size)
     return _finish(output_dir, rows, samples, settings, config.gallery_size, config.benchmark)
-
-
-def _model_folder(model_name_or_path: str | Path) -> Path:
-    path = Path(model_name_or_path)
-    if path.is_dir():
-        return path
-    from r1_gui.processing import resolve_model_path
-
-    return resolve_model_path(model_name_or_path)
 
 
 def _pending(path: Path, samples: Sequence[Sample]) -> list[Sample]:
@@ -451,9 +341,9 @@ def write_scored_run(
     if overwrite:
         clear_run(output_dir)
     else:
-        _check_kind(output_dir, _earlier_run(output_dir), "predictions")
+        check_kind(output_dir, earlier_run(output_dir), "predictions")
     write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file
-    _write_run_config(output_dir, settings)
+    write_run_config(output_dir, settings)
     return _finish(output_dir, rows, samples, settings, gallery_size, benchmark)
 
 

@@ -1,11 +1,11 @@
-"""Multi-turn GRPO: the agent plays whole episodes of `r1_gui.envs` (PhoneEnv, ReplayEnv) with the mobile_use tool.
+"""Multi-turn GRPO: the agent plays whole episodes of any environment that keeps r1_gui's contract.
 
-- `context`: what the model sees at each turn (the instruction, the earlier turns as text, the last
-  `history_images` screenshots) and the token budget of an episode;
-- `rollout`: plays a batch of episodes turn by turn (`play_episodes`) and lays each out as one GRPO row
-  (`episode_row`: the turns' tokens, the tool responses between them masked out of the loss);
-- `trainer`: `MultiTurnGRPOTrainer`, the trainer hooks that score each turn in its own context;
-- `train`: `grpo_gui.py --env r1_gui/Phone-v0` (`multi_turn_trainer`).
+- `trainer`: `MultiTurnGRPOTrainer` (trl's `rollout_func` over the agent loop, `r1_gui.agent.loop`; each turn
+  scored in its own context) and `EpisodeBook`, the state its hooks share;
+- `train`: `grpo_gui.py --env ID` (`multi_turn_trainer`): the environment checked, the tasks and rewards matched to
+  it, the token budget printed, before any weights load;
+- `demo`: `python -m r1_gui.demo --multi_turn`.
 
-The episode rewards live in `r1_gui.multi_turn.episode_rewards` and are registered in `r1_gui.rewards`.
+The episode rewards live in `r1_gui.episode_rewards` (registered in `r1_gui.rewards`); episode evaluation in
+`r1_gui.evaluation.episodes` (`eval/test_phone.py`).
 """

@@ -1,8 +1,9 @@
 """The multi-turn demo: `python -m r1_gui.demo --multi_turn --output_dir runs/demo-mt [--seed 0] [--fast]`.
 
 1. a random Qwen2-VL model built locally (r1_gui.tiny);
-2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, in exactly the context
-   multi-turn GRPO shows (`r1_gui.multi_turn.context`), answered in the mobile_use form (`build_target`);
+2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, played by the agent loop
+   (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
+   (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
 3. eval/test_phone.py's evaluation on held-out seeds;
 4. multi-turn GRPO from the warm start (`grpo_gui.py --env r1_gui/Phone-v0`), rewarded by task success; then the
    same evaluation again.
@@ -22,9 +23,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-logger = logging.getLogger("r1_gui.demo")
+from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 
-HELD_OUT_SEEDS = 100_000  # evaluation seeds start here; training seeds start at 0
+logger = logging.getLogger("r1_gui.demo")
 
 
 @dataclass
@@ -89,34 +90,37 @@ class MultiTurnDemoConfig:
                    num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=2, max_turn_tokens=24)  # fmt: skip
 
 
+class ExpertPolicy:
+    """The agent loop's policy that answers every turn with the environment's expert action, in the mobile_use form
+    multi-turn GRPO writes (`build_target`), ended by <|im_end|>."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer, self.end = tokenizer, tokenizer.convert_tokens_to_ids("<|im_end|>")
+
+    def __call__(self, inputs, infos):
+        from r1_gui.agent.context import GRID
+        from r1_gui.prompts import build_target
+
+        texts = [build_target(info["expert_action"], None, "mobile_use", GRID)[0]["content"] for info in infos]
+        return [self.tokenizer.encode(text, add_special_tokens=False) + [self.end] for text in texts], None
+
+
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[tuple]:
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds."""
-    import gymnasium
+    from r1_gui.agent.loop import play_episodes
+    from r1_gui.envs.pool import EnvPool
 
-    import r1_gui.envs  # noqa: F401
-    from r1_gui.multi_turn.context import GRID, History, tool_response, turn_messages
-    from r1_gui.multi_turn.rollout import tokenize_turn
-    from r1_gui.prompts import build_target
-
-    env = gymnasium.make("r1_gui/Phone-v0", disable_env_checker=True)
-    end = processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
+    decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
-    for index in range(config.sft_episodes):
-        task = config.tasks[index % len(config.tasks)]
-        observation, info = env.reset(seed=seed * 10_000 + index, options={"task": task})
-        from PIL import Image
-
-        history = History(observation["instruction"], [Image.fromarray(observation["screenshot"])], [], [])
-        for step in range(config.max_turns):
-            text = build_target(info["expert_action"], None, "mobile_use", GRID)[0]["content"]
-            context = tokenize_turn(processor, turn_messages(history, config.history_images, config.system_prompt))
-            examples.append((context, processor.tokenizer.encode(text, add_special_tokens=False) + [end]))
-            observation, _, terminated, truncated, info = env.step(text)
-            history.texts.append(text)
-            history.responses.append(tool_response(step + 1, info["error"]))
-            history.screenshots.append(Image.fromarray(observation["screenshot"]))
-            if terminated or truncated:
-                break
+    with EnvPool("r1_gui/Phone-v0") as pool:
+        for start in range(0, len(resets), config.eval_batch_size):
+            episodes = play_episodes(
+                pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,
+                max_turns=config.max_turns, history_images=config.history_images, decode=decode,
+                system=config.system_prompt,
+            )  # fmt: skip
+            examples += [(turn.context, turn.completion_ids) for episode in episodes for turn in episode.turns]
     return examples
 
 
@@ -164,32 +168,24 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
 
 
 def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path) -> dict:
-    import torch
-    from transformers import AutoModelForImageTextToText
+    """eval/test_phone.py's evaluation of a stage's model on the held-out seeds (greedy)."""
+    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
 
-    from r1_gui.multi_turn.evaluate import HFPolicy, evaluate_episodes
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor
-
-    processor = load_processor(model_path, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
-    model = AutoModelForImageTextToText.from_pretrained(model_path, dtype=torch.float32).eval()
+    settings = EpisodeSettings(
+        tasks=config.tasks, episodes=config.eval_episodes, max_turns=config.max_turns,
+        history_images=config.history_images, seed_offset=HELD_OUT_SEEDS,
+    )  # fmt: skip
     return evaluate_episodes(
-        HFPolicy(model, processor, config.max_turn_tokens),
-        processor,
-        output_dir,
-        episodes=config.eval_episodes,
-        tasks=list(config.tasks),
-        max_turns=config.max_turns,
-        history_images=config.history_images,
-        seed_offset=HELD_OUT_SEEDS,
-        batch_size=config.eval_batch_size,
-        system=config.system_prompt,
-        title=f"held-out episodes: {model_path.name}",
-    )
+        model_path, output_dir, settings, min_pixels=3136, max_pixels=config.max_pixels,
+        max_new_tokens=config.max_turn_tokens, batch_size=config.eval_batch_size, system_prompt=config.system_prompt,
+        dtype="float32", overwrite=True,
+    )  # fmt: skip
 
 
 def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int) -> Path:
-    from r1_gui.multi_turn.context import episode_token_budget
-    from r1_gui.training.grpo import main, parse_grpo_arguments
+    from r1_gui.agent.context import episode_token_budget
+    from r1_gui.grpo_gui import main
+    from r1_gui.training.grpo import parse_grpo_arguments
 
     out = output_dir / "grpo"
     argv = [
@@ -229,11 +225,11 @@ def write_report(output_dir: Path, report: dict) -> None:
         a, b = warm.get(key), grpo.get(key)
         change = f"{b - a:+.3f}" if a is not None and b is not None else "-"
         lines.append(f"| {key} | {a if a is None else round(a, 3)} | {b if b is None else round(b, 3)} | {change} |")
-    lines += ["", "| family | warm start | after GRPO |", "|---|---|---|"]
-    for family in warm["per_family"]:
+    lines += ["", "| task | warm start | after GRPO |", "|---|---|---|"]
+    for task in warm["per_task"]:
         lines.append(
-            f"| {family} | {warm['per_family'][family]['success_rate']:.3f} | "
-            f"{grpo['per_family'].get(family, {}).get('success_rate', 0.0):.3f} |"
+            f"| {task} | {warm['per_task'][task]['success_rate']:.3f} | "
+            f"{grpo['per_task'].get(task, {}).get('success_rate', 0.0):.3f} |"
         )
     lines += ["", "![rewards per step](reward_curve.png)", ""]
     lines += ["Episodes: [warm start](eval_warm_start/report.md), [after GRPO](eval_grpo/report.md).", ""]
@@ -243,8 +239,8 @@ def write_report(output_dir: Path, report: dict) -> None:
 def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurnDemoConfig | None = None) -> dict:
     import torch
 
-    from r1_gui.demo import reward_curve
     from r1_gui.tiny import build_tiny_model
+    from r1_gui.visualize import reward_curve
 
     config = config or MultiTurnDemoConfig()
     torch.set_num_threads(config.torch_threads)
@@ -255,7 +251,7 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
 
     def lap(name: str, start: float) -> float:
         seconds[name] = round(time.perf_counter() - start, 1)
-        logger.warning("%s: %.0f s", name, seconds[name])
+        logger.info("%s: %.0f s", name, seconds[name])
         return time.perf_counter()
 
     start = time.perf_counter()

@@ -8,20 +8,23 @@ after a tool result it always generates once more, so a `terminate` cannot end t
 is trl's `rollout_func` hook, and generation inside it is trl's own `_generate_single_turn` (HF or vLLM). What
 differs from `GUIGRPOTrainer`, and nothing else:
 
-1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task family and
-   seed); trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same
-   reset. Each rollout plays its episode (`r1_gui.multi_turn.rollout.play_episodes`) and becomes one row: the turns'
-   answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool tokens), which
-   trl multiplies into the loss mask.
+1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task and seed);
+   trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
+   The episodes play side by side in an `r1_gui.envs.pool.EnvPool` (one worker process per episode of the
+   process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row (`episode_row`):
+   the turns' answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool
+   tokens), which trl multiplies into the loss mask. An episode whose environment failed (raised, hung past
+   `--env_step_timeout`, died) is scored as a failure and counted (`episodes/env_failures`); the pool rebuilds it.
 2. Log-probabilities (`_get_per_token_logps_and_entropies`): a turn was generated from its own context (the
    instruction, the earlier turns as text, the last `history_images` screenshots), which is not a prefix of the
    row. Each turn's answer tokens are scored in that context (the parent's method, on one sequence per turn) and
-   written back at the turn's place in the row; tool-response positions get 0 (they are masked). The rows of a
-   pass are found by the `episode_index` column added in `_generate_and_score_completions` (trl shuffles and
-   splits it with the other tensors) and read in `_compute_loss`.
-3. Metrics (`_calculate_rewards`): the parent's, per task family (`rewards/<name>/<family>`) instead of per action
-   type, plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate`
-   (the share of turns whose action parsed). The screenshot completions table does not apply (no image column).
+   written back at the turn's place in the row; tool-response positions get 0 (they are masked). Which episodes a
+   pass scores is kept in one object, `EpisodeBook`, whose docstring gives the order in which trl 1.16 calls the
+   hooks; it raises when a call comes out of that order (a trl upgrade that changed it).
+3. Metrics (`_calculate_rewards`): the parent's, per task (`rewards/<name>/<task>`) instead of per action type,
+   plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate` (the
+   share of turns whose action parsed) and `episodes/env_failures` (episodes whose environment failed, summed over
+   processes). The screenshot completions table does not apply (no image column).
 """
 
 from __future__ import annotations
@@ -31,29 +34,111 @@ import json
 import logging
 from collections.abc import Sequence
 
-import gymnasium
 import torch
 from accelerate.utils import gather_object
+from transformers import TrainerCallback
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
-from r1_gui.multi_turn.rollout import Episode, TurnInput, episode_row, play_episodes
+from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS, observation_ids
+from r1_gui.agent.loop import Episode, TurnInput, play_episodes
+from r1_gui.envs.pool import EnvPool
 from r1_gui.training.trainer import GUIGRPOTrainer, drop_rows_without_signal
 
 logger = logging.getLogger(__name__)
 
 
-def reset_prompt(task: str, seed: int) -> list[dict]:
+def reset_prompt(task: str | None, seed: int) -> list[dict]:
     """A dataset row's prompt: the environment reset it stands for (the rollout builds the real context)."""
     return [{"role": "user", "content": json.dumps({"task": task, "seed": int(seed)})}]
 
 
-def read_reset(prompt: list[dict]) -> tuple[str, int]:
+def read_reset(prompt: list[dict]) -> tuple[str | None, int]:
     content = prompt[-1]["content"]
     if isinstance(content, list):
         content = next(part["text"] for part in content if part.get("type") == "text")
     reset = json.loads(content)
     return reset["task"], int(reset["seed"])
+
+
+def episode_row(episode: Episode, tokenizer) -> dict:
+    """One GRPO row: prompt ids (turn 0's context), completion ids, env_mask and logprobs; records each turn's
+    offset in the row on the episode (`offsets`)."""
+    completion, mask, logprobs, offsets = [], [], [], []
+    for index, turn in enumerate(episode.turns):
+        offsets.append(len(completion))
+        completion += turn.completion_ids
+        mask += [1] * len(turn.completion_ids)
+        logprobs += turn.logprobs if turn.logprobs is not None else [0.0] * len(turn.completion_ids)
+        if index + 1 < len(episode.turns):
+            tool = observation_ids(tokenizer, index + 1, turn.error)
+            completion += tool
+            mask += [0] * len(tool)
+            logprobs += [0.0] * len(tool)
+    episode.offsets = offsets
+    return {
+        "prompt_ids": episode.turns[0].context.context_ids,
+        "completion_ids": completion,
+        "env_mask": mask,
+        "logprobs": logprobs,
+        "offsets": offsets,
+    }
+
+
+class EpisodeBook:
+    """The episodes of the generation batch in training, and which of them the forward pass in progress scores: the
+    one piece of state the trainer's hooks share. trl 1.16 calls them in this order for each generation batch:
+
+    1. `rollout_func` (our `_rollout`) -> `record(episodes)`: every row, in rollout order;
+    2. inside trl's `_generate_and_score_completions`, the old-policy and reference log-prob passes over every row
+       in that order -> `rows_for(n)` (the recorded episodes, all of them);
+    3. our `_generate_and_score_completions` -> `index_column()`: the `episode_index` tensor, which trl shuffles and
+       splits into micro-batches with the rest of the batch;
+    4. per micro-batch, `_compute_loss` -> `select(episode_index)`, then its log-prob pass -> `rows_for(n)`.
+
+    A call out of this order, or a pass whose row count is not that of the rows selected, raises RuntimeError naming
+    the step, instead of scoring a turn in another episode's context.
+    """
+
+    def __init__(self):
+        self.episodes: list[Episode] = []
+        self.rows: list[int] = []
+        self.indexed = False
+
+    def record(self, episodes: list[Episode]) -> None:
+        self.episodes, self.rows, self.indexed = list(episodes), list(range(len(episodes))), False
+
+    def index_column(self, device) -> torch.Tensor:
+        if not self.episodes or self.indexed:
+            raise RuntimeError("EpisodeBook: episode_index asked for before the rollout recorded its episodes")
+        self.indexed = True
+        return torch.arange(len(self.episodes), device=device)
+
+    def select(self, episode_index: torch.Tensor) -> None:
+        if not self.indexed:
+            raise RuntimeError("EpisodeBook: a loss pass began before _generate_and_score_completions indexed the rows")
+        rows = episode_index.tolist()
+        if any(not 0 <= row < len(self.episodes) for row in rows):
+            raise RuntimeError(f"EpisodeBook: episode_index {rows} outside the {len(self.episodes)} recorded episodes")
+        self.rows = rows
+
+    def rows_for(self, count: int) -> list[Episode]:
+        if len(self.rows) != count:
+            raise RuntimeError(
+                f"EpisodeBook: {count} rows in the pass but {len(self.rows)} episodes selected: trl called the hooks "
+                "in an order r1_gui does not expect (see EpisodeBook's docstring; written against trl 1.16)"
+            )
+        return [self.episodes[row] for row in self.rows]
+
+
+class ClosePoolAtEnd(TrainerCallback):
+    """The environments' workers end with training (they would at exit anyway)."""
+
+    def __init__(self, pool: EnvPool):
+        self.pool = pool
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.pool.close()
 
 
 def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
@@ -64,44 +149,35 @@ def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
 class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     """GUIGRPOTrainer on episodes; see the module docstring.
 
-    Args (besides GUIGRPOTrainer's): env_id and env_kwargs (gymnasium.make), max_turns, history_images,
-    max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt).
+    Args (besides GUIGRPOTrainer's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
+    history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt).
     """
 
     def __init__(
         self,
         *args,
-        env_id: str,
-        env_kwargs: dict | None = None,
-        max_turns: int = 12,
-        history_images: int = 2,
+        env_pool: EnvPool,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        history_images: int = DEFAULT_HISTORY_IMAGES,
         max_turn_tokens: int = 128,
         system: str | None = None,
         **kwargs,
     ):
-        import r1_gui.envs  # noqa: F401  (registers the environments)
-
         kwargs.setdefault("prompt_style", "mobile_use")
         kwargs.update(rollout_func=multi_turn_rollout, dedupe_images=False, completions_table_steps=0)
         super().__init__(*args, **kwargs)
-        self.env_id, self.env_kwargs = env_id, dict(env_kwargs or {})
+        self.env_pool = env_pool
+        self.add_callback(ClosePoolAtEnd(env_pool))
         self.max_turns, self.history_images, self.max_turn_tokens = max_turns, history_images, max_turn_tokens
         self.system = system
-        self._envs: list = []
-        self._episodes: list[Episode] = []
-        self._rows_in_pass: list[int] = []
+        self.book = EpisodeBook()
         self._image_pad_id = self._tokenizer.convert_tokens_to_ids("<|image_pad|>")
 
     # -- 1. rollout -------------------------------------------------------------------------------------------
-    def _environments(self, count: int) -> list:
-        while len(self._envs) < count:
-            self._envs.append(gymnasium.make(self.env_id, disable_env_checker=True, **self.env_kwargs))
-        return self._envs[:count]
-
     def _rollout(self, prompts: list) -> dict:
         resets = [read_reset(prompt) for prompt in prompts]
         episodes = play_episodes(
-            self._environments(len(resets)),
+            self.env_pool,
             resets,
             self._policy,
             self.processing_class,
@@ -112,7 +188,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             chat_template_kwargs=self.chat_template_kwargs,
         )
         rows = [episode_row(episode, self._tokenizer) for episode in episodes]
-        self._episodes, self._rows_in_pass = episodes, list(range(len(episodes)))
+        self.book.record(episodes)
         vllm = self.use_vllm
         return {
             "prompt_ids": [row["prompt_ids"] for row in rows],
@@ -123,7 +199,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             "family": [episode.task for episode in episodes],
         }
 
-    def _policy(self, inputs: list[TurnInput]):
+    def _policy(self, inputs: list[TurnInput], infos: list[dict]):
         """One turn of every live episode through trl's own generation (HF generate or vLLM)."""
         prompt_ids = [turn.context_ids for turn in inputs]
         fields = {}
@@ -155,13 +231,13 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
 
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
-        output["episode_index"] = torch.arange(len(self._episodes), device=output["completion_ids"].device)
+        output["episode_index"] = self.book.index_column(output["completion_ids"].device)
         return output
 
     def _compute_loss(self, model, inputs):
         if self.skip_no_signal and self.model.training:
             inputs = drop_rows_without_signal(inputs)  # the parent drops the same rows again: a no-op
-        self._rows_in_pass = inputs["episode_index"].tolist()
+        self.book.select(inputs["episode_index"])
         return super()._compute_loss(model, inputs)
 
     # -- 2. log-probabilities, each turn in its own context --------------------------------------------------
@@ -176,9 +252,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         compute_aux_loss=False,
         **image_inputs,
     ):
-        episodes = [self._episodes[index] for index in self._rows_in_pass]
-        if len(episodes) != input_ids.size(0):
-            raise RuntimeError(f"{input_ids.size(0)} rows in the pass but {len(episodes)} episodes were recorded")
+        episodes = self.book.rows_for(input_ids.size(0))
         device = input_ids.device
         places = [
             (row, offset, turn)
@@ -227,8 +301,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         rewards_per_func = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
         mode = "train" if self.model.training else "eval"
         episodes: Sequence[Episode] = [row["episode"] for row in inputs]
-        families = gather_object([episode.task for episode in episodes])
-        self._log_per_type_rewards(mode, rewards_per_func, families)
+        tasks = gather_object([episode.task for episode in episodes])
+        self._log_per_type_rewards(mode, rewards_per_func, tasks)
         self._log_no_signal_groups(mode, rewards_per_func)
         summary = gather_object(
             [
@@ -237,14 +311,16 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
                     len(episode.turns),
                     episode.truncated,
                     [turn.action is not None for turn in episode.turns],
+                    episode.env_failure is not None,
                 )
                 for episode in episodes
             ]
         )
-        turns_parsed = [parsed for *_, per_turn in summary for parsed in per_turn]
+        turns_parsed = [parsed for *_, per_turn, _ in summary for parsed in per_turn]
         metrics = self._metrics[mode]
         metrics["episodes/success_rate"].append(sum(s[0] for s in summary) / max(1, len(summary)))
         metrics["episodes/turns"].append(sum(s[1] for s in summary) / max(1, len(summary)))
         metrics["episodes/truncated_frac"].append(sum(s[2] for s in summary) / max(1, len(summary)))
         metrics["episodes/turn_parse_rate"].append(sum(turns_parsed) / max(1, len(turns_parsed)))
+        metrics["episodes/env_failures"].append(float(sum(s[4] for s in summary)))
         return rewards_per_func

@@ -1,4 +1,4 @@
-"""The synthetic episodes as Aguvis stage-2 records (shared/NOTES.md section 2): one record per step.
+"""The synthetic episodes as Aguvis stage-2 records (docs/notes.md, "Aguvis stage-2 data"): one record per step.
 
 Each level (l1, l2, l3) holds the same records and differs only in the plan turn: l1 "Action: ...", l2 adds
 "Thought:", l3 adds "Observation:". Each record also carries "bbox", the [x1, y1, x2, y2] box of the element the

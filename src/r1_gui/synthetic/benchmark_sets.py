@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from r1_gui.builder.guir1 import TASK_TYPE, guir1_fields
-from r1_gui.builder.sources import history_text
+from r1_gui.prompts import history_text
 from r1_gui.synthetic.episodes import iter_episodes, synthetic_config
 
 FORMATS = ("guir1", "screenspot")

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, fields
 
 from trl import ModelConfig, TrlParser
 
+from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 
 
@@ -45,6 +47,49 @@ class GUIDataArguments:
     )
     min_pixels: int = field(default=3136, metadata={"help": "Smallest area a screenshot is resized to (Qwen)."})
     max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
+
+
+@dataclass
+class EnvArguments:
+    """Episode settings of grpo_gui.py with --env: multi-turn GRPO in an environment instead of a dataset."""
+
+    env_id: str | None = field(
+        default=None,
+        metadata={
+            "aliases": ["--env"],  # `env:` in a YAML recipe is TrlParser's environment variables: write env_id there
+            "help": "Train on episodes of this environment instead of a dataset: any Gymnasium id that keeps "
+            "r1_gui's environment contract (r1_gui/Phone-v0, r1_gui/Replay-v0, r1_gui/Web-v0, or module:EnvId for "
+            "your own; see r1_gui.envs.contract). --env or --env_id; env_id in a YAML recipe.",
+        },
+    )
+    env_kwargs: str | None = field(
+        default=None,
+        metadata={"help": 'gymnasium.make keywords as JSON, e.g. \'{"data_dir": "data/aitw-2k", "split": "train"}\'.'},
+    )
+    env_tasks: list[str] | None = field(
+        default=None, metadata={"help": "Tasks to train on, among those the environment declares (default: all)."}
+    )
+    env_episodes: int = field(default=512, metadata={"help": "Distinct resets (task, seed) in the training set."})
+    env_seed_offset: int = field(default=0, metadata={"help": "The first reset seed (keep evaluation seeds apart)."})
+    env_step_timeout: float = field(
+        default=DEFAULT_STEP_TIMEOUT,
+        metadata={
+            "help": "Seconds one environment step may take; an environment that runs past it (or raises) is "
+            "rebuilt and its episode scored as failed (episodes/env_failures)."
+        },
+    )
+    max_turns: int = field(
+        default=DEFAULT_MAX_TURNS,
+        metadata={
+            "help": "Turns per episode before it is truncated (and scored). trl's max_tool_calling_iterations "
+            "bounds trl's own tool loop, which --env does not use (see r1_gui.multi_turn.trainer)."
+        },
+    )
+    max_turn_tokens: int = field(default=128, metadata={"help": "New tokens the model may write per turn."})
+    history_images: int = field(
+        default=DEFAULT_HISTORY_IMAGES,
+        metadata={"help": "Screenshots each turn sees (the newest); older ones are dropped, their turns kept as text."},
+    )
 
 
 @dataclass

@@ -21,12 +21,18 @@ import logging
 import os
 from dataclasses import dataclass, field
 
-from trl import GRPOConfig, ModelConfig
+from trl import GRPOConfig
 
-from r1_gui.cli_errors import UserError, cli_main, user_errors
-from r1_gui.multi_turn.train import MultiTurnArguments
+from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
-from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.args import (
+    EnvArguments,
+    GUIDataArguments,
+    GUIModelConfig,
+    parse_arguments,
+    resolve_coordinates,
+    resolve_resume,
+)
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
@@ -35,8 +41,8 @@ logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log 
 
 
 @dataclass
-class GUIGRPOScriptArguments(GUIDataArguments, MultiTurnArguments):
-    """Data, prompt and reward settings of a GUI GRPO run (multi-turn ones with --env: r1_gui.multi_turn.train)."""
+class GUIGRPOScriptArguments(GUIDataArguments, EnvArguments):
+    """Data, prompt and reward settings of a GUI GRPO run (episode ones with --env: r1_gui.multi_turn.train)."""
 
     _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
 
@@ -132,21 +138,13 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
         ) from None
 
 
-def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig) -> None:
-    """Build the trainer (single-step on a dataset, or multi-turn on an environment with --env), train, save."""
-    if script_args.env_id:  # episodes of an r1_gui environment instead of a dataset
-        from r1_gui.multi_turn.train import multi_turn_trainer
-
-        trainer, resume = multi_turn_trainer(script_args, training_args, model_args)
-    else:
-        trainer, resume = single_step_trainer(script_args, training_args, model_args)
+def train_and_save(trainer, resume: str | None, output_dir: str) -> None:
+    """Train (resuming from ``resume``), then save the model, processor and trainer_state.json (the log history)."""
     trainer.train(resume_from_checkpoint=resume)
-
-    # Save: model, processor, trainer_state.json with the log history.
-    trainer.save_model(training_args.output_dir)
+    trainer.save_model(output_dir)
     trainer.save_state()
     finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+    logger.info("saved the model, processor and trainer_state.json to %s", output_dir)
 
 
 def build_reward_funcs(script_args, training_args, coordinates) -> list:
@@ -172,6 +170,7 @@ def single_step_trainer(script_args, training_args, model_args):
     """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
     from r1_gui.processing import pixel_bounds
     from r1_gui.prompts import chat_template_kwargs
+    from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
     from r1_gui.training.lora import lora_config
     from r1_gui.training.trainer import GUIGRPOTrainer, start_completions_table
@@ -184,8 +183,10 @@ def single_step_trainer(script_args, training_args, model_args):
 
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
 
-        # 2. Data: checked row by row before the model is loaded.
+        # 2. Data: checked row by row before the model is loaded; every reward must have what it scores with.
         dataset = load_training_rows(script_args, GRPO_COLUMNS)
+        names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
+        check_reward_needs(names, {"completion", *dataset.column_names}, f"--dataset_name {script_args.dataset_name}")
 
     # 3. Model and processor.
     processor = load_training_processor(model_args, script_args)
@@ -196,7 +197,8 @@ def single_step_trainer(script_args, training_args, model_args):
         **(training_args.chat_template_kwargs or {}),
         **chat_template_kwargs(script_args.prompt_style),
     }
-    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, len(dataset), logger)
+    trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
+    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
 
     # 4. The trainer.
     trainer = GUIGRPOTrainer(
@@ -215,9 +217,3 @@ def single_step_trainer(script_args, training_args, model_args):
     if training_args.process_index == 0:
         start_completions_table(training_args.output_dir, resume)
     return trainer, resume
-
-
-@cli_main
-def cli(argv: list[str] | None = None) -> None:
-    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
-    main(*parse_grpo_arguments(argv))

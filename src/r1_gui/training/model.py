@@ -23,10 +23,11 @@ def check_model(model_name_or_path: str | None) -> str:
 
 
 def load_training_model(
-    stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, rows: int, logger
+    stage: str, model_args, data_args: GUIDataArguments, model_type: str, coordinates: str, trains_on: str, logger
 ):
     """The model of --model_name_or_path (dtype, attention, vision attention and revision from the model arguments)
-    that ``stage`` ("GRPO" or "SFT") trains; logs what the run trains on through the entry point's ``logger``."""
+    that ``stage`` ("GRPO" or "SFT") trains; logs what the run trains on (``trains_on``, e.g. "64 rows of
+    data/synthetic" or "64 resets of r1_gui/Phone-v0") through the entry point's ``logger``."""
     import torch
     from transformers import AutoModelForImageTextToText
 
@@ -40,15 +41,14 @@ def load_training_model(
     )
     batched = apply_vision_attention(model, model_args.vision_attention, "cuda" if torch.cuda.is_available() else "cpu")
     logger.info(
-        "%s on %s (%s, %s coordinates, %s prompts%s), %d rows of %s",
+        "%s on %s (%s, %s coordinates, %s prompts%s), %s",
         stage,
         model_args.model_name_or_path,
         model_type,
         coordinates,
         data_args.prompt_style,
         ", vision windows batched" if batched else "",
-        rows,
-        data_args.dataset_name,
+        trains_on,
     )
     return model
 

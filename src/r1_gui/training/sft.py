@@ -97,7 +97,8 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     # 3. Model. A VLM prompt must never be truncated (its image tokens would no longer match the image).
     training_args.max_length = None
     training_args.completion_only_loss = True
-    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, len(dataset), logger)
+    trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
+    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, trains_on, logger)
 
     # 4. Train and save.
     trainer = SFTTrainer(

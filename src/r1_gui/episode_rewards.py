@@ -1,7 +1,7 @@
 """Episode rewards for multi-turn GRPO, registered in `r1_gui.rewards.REWARD_FUNCS` under their own names.
 
-Each is called the way trl calls a reward, with the rollout's `episode` column (`r1_gui.multi_turn.rollout.Episode`,
-one per completion). The per-turn ones score each turn's action (as the environment parsed it from the model's
+Each is called the way trl calls a reward, with the rollout's `episode` column (an `r1_gui.agent.loop.Episode`, one
+per completion; read by attribute only, so this module imports nothing above `scoring`). The per-turn ones score each turn's action (as the environment parsed it from the model's
 text) against the environment's expert action *on that turn's screen*, with the single-step pair scores of
 `r1_gui.scoring`, and average over the turns where the score applies (None when it applies to none):
 
@@ -151,4 +151,14 @@ EPISODE_REWARDS: dict[str, Callable[..., list[float | None]]] = {
     "episode_click_gaussian": episode_click_gaussian_reward,
     "episode_text_f1": episode_text_f1_reward,
     "task_success": task_success_reward,
+}
+
+# What each needs (r1_gui.rewards.REWARD_NEEDS): an episode, and for the per-turn comparisons the environment's expert.
+EPISODE_REWARD_NEEDS: dict[str, tuple[str, ...]] = {
+    "episode_format": ("episode",),
+    "episode_action_type": ("episode", "expert_action"),
+    "episode_click_distance": ("episode", "expert_action"),
+    "episode_click_gaussian": ("episode", "expert_action"),
+    "episode_text_f1": ("episode", "expert_action"),
+    "task_success": ("episode",),
 }

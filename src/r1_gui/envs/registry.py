@@ -1,0 +1,14 @@
+"""r1_gui's environment ids, registered with Gymnasium (lazily: nothing is imported until an id is made)."""
+
+import gymnasium
+
+PHONE_ID = "r1_gui/Phone-v0"
+REPLAY_ID = "r1_gui/Replay-v0"
+ENTRY_POINTS = {
+    PHONE_ID: "r1_gui.envs.phone_env:PhoneEnv",
+    REPLAY_ID: "r1_gui.envs.replay:ReplayEnv",
+}
+
+for env_id, entry_point in ENTRY_POINTS.items():
+    if env_id not in gymnasium.registry:
+        gymnasium.register(id=env_id, entry_point=entry_point)

@@ -1,0 +1,103 @@
+"""Evaluate a GUI agent on whole episodes of an environment (eval/test_phone.py).
+
+    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --episodes 200 --output_dir results/phone \\
+        [--tasks go_home open_app] [--max_turns 12] [--history_images 2] [--seed_offset 100000]
+    python eval/test_phone.py --env r1_gui/Replay-v0 --env_kwargs '{"data_dir": "data/aitw-2k", "split": "test",
+        "patch": "expert"}' --model_name_or_path runs/x --output_dir results/replay
+    python eval/test_phone.py --env my_module:MyEnv-v0 --model_name_or_path runs/x --output_dir results/mine
+
+--env takes any Gymnasium id whose environment keeps r1_gui's contract (r1_gui.envs.contract), `module:EnvId` for
+your own. Episode i plays task tasks[i % len(tasks)] with seed seed_offset + i (keep it apart from the training
+seeds, which start at grpo_gui.py's --env_seed_offset, 0 by default). The agent sees exactly what multi-turn
+training shows it and is asked through the step evaluation's generators (hf or vllm; LoRA adapter folders too).
+Writes OUTPUT_DIR/episodes.jsonl (rerun the same command after an interruption and it continues), metrics.json,
+report.md with PNG strips, run_config.json; see r1_gui.evaluation.episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
+from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.envs.contract import add_env_arguments
+from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
+from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
+from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
+
+logger = logging.getLogger("r1_gui.evaluation")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET
+
+    parser = argparse.ArgumentParser(
+        prog="eval/test_phone.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument("--model_name_or_path", required=True, help="checkpoint folder, LoRA adapter folder or Hub id")
+    parser.add_argument("--output_dir", required=True, help="folder for episodes.jsonl, metrics.json, report.md")
+    add_env_arguments(parser)
+    parser.add_argument("--tasks", nargs="+", default=None, help="tasks to play (default: all the env declares)")
+    parser.add_argument("--episodes", type=int, default=200, help="episodes to play (default 200)")
+    parser.add_argument(
+        "--seed_offset", type=int, default=HELD_OUT_SEED_OFFSET, help="the first reset seed (held-out seeds)"
+    )
+    parser.add_argument("--max_turns", type=int, default=DEFAULT_MAX_TURNS, help="turns before an episode is cut")
+    parser.add_argument("--history_images", type=int, default=DEFAULT_HISTORY_IMAGES, help="screenshots per turn")
+    parser.add_argument(
+        "--env_step_timeout", type=float, default=DEFAULT_STEP_TIMEOUT, help="seconds an environment step may take"
+    )
+    parser.add_argument("--batch_size", type=int, default=8, help="episodes played side by side (default 8)")
+    parser.add_argument("--max_new_tokens", type=int, default=128, help="new tokens per turn (default 128)")
+    parser.add_argument("--temperature", type=float, default=default("temperature"), help="0 (default): greedy")
+    parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed")
+    parser.add_argument("--system_prompt", default=default("system_prompt"), help="as in training")
+    parser.add_argument("--min_pixels", type=int, default=default("min_pixels"), help="smallest screenshot area")
+    parser.add_argument("--max_pixels", type=int, default=default("max_pixels"), help="largest screenshot area")
+    parser.add_argument("--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm")
+    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
+    parser.add_argument(
+        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default=default("dtype"), help="weights dtype"
+    )
+    parser.add_argument(
+        "--vision_attention", choices=VISION_ATTENTION_CHOICES, default=default("vision_attention"), help="as training"
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="delete OUTPUT_DIR's earlier episode files and start over"
+    )
+    return parser.parse_args(argv)
+
+
+@cli_main
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from r1_gui.checkpoints import config_folder
+    from r1_gui.envs.pool import EnvStartError
+    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+    from r1_gui.evaluation.errors import EvaluationError
+
+    try:
+        config_folder(args.model_name_or_path)  # a missing folder is one line, before anything starts
+        settings = EpisodeSettings(
+            env_id=args.env,
+            env_kwargs=args.env_kwargs,
+            tasks=tuple(args.tasks) if args.tasks else None,
+            episodes=args.episodes,
+            seed_offset=args.seed_offset,
+            max_turns=args.max_turns,
+            history_images=args.history_images,
+            env_step_timeout=args.env_step_timeout,
+        )
+        metrics = evaluate_episodes(args.model_name_or_path, args.output_dir, settings, EvalConfig.from_args(args))
+    except (EvaluationError, EnvStartError) as error:
+        raise UserError(str(error)) from error
+    print(json.dumps({key: value for key, value in metrics.items() if key != "per_task"}, indent=2))
+    print(f"\nwrote {args.output_dir}/metrics.json, report.md and episodes.jsonl")
+    return metrics

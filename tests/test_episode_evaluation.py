@@ -1,0 +1,183 @@
+"""Episode evaluation (r1_gui.evaluation.episodes, eval/test_phone.py): metrics by hand, resume by content (another
+model into the same folder is refused), a torn last line, LoRA adapter folders, any environment by id (module:Id),
+and a plain environment in a user's own file through training and evaluation."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from r1_gui.evaluation.episodes import EpisodeSettings, episode_metrics, evaluate_episodes, planned_resets
+from r1_gui.evaluation.errors import EvaluationError
+
+REPO = Path(__file__).resolve().parents[1]
+HELPERS = Path(__file__).parent / "helpers"
+TINY_RUN = dict(max_pixels=12544, max_new_tokens=8, batch_size=2)
+
+
+def _record(task, success, steps, parsed, matched=None, progress=None, env_failure=None):
+    turns = [{"parsed": p, "matched": matched} for p in parsed]
+    return {"task": task, "success": success, "steps": steps, "turns": turns, "progress": progress,
+            "env_failure": env_failure}  # fmt: skip
+
+
+def test_episode_metrics_by_hand():
+    records = [
+        _record("go_home", True, 2, [True, True]),  # a success in 2 steps
+        _record("go_home", False, 3, [True, False, False]),  # a failure, one turn in three parsed
+        _record("web_search", True, 6, [True] * 6),  # a success in 6 steps
+        _record("web_search", False, 1, [True], env_failure="hung"),  # the environment failed on turn 1
+    ]
+    metrics = episode_metrics(records)
+    assert metrics["success_rate"] == pytest.approx(2 / 4)
+    assert metrics["mean_steps_to_success"] == pytest.approx(4.0)
+    assert metrics["turn_parse_rate"] == pytest.approx(10 / 12)
+    assert metrics["env_failures"] == 1
+    assert metrics["per_task"]["go_home"]["success_rate"] == 0.5
+    assert metrics["per_task"]["web_search"]["mean_steps_to_success"] == 6
+    assert "step_success" not in metrics and "episode_progress" not in metrics
+    # a recorded-episode environment: step success over turns, progress over episodes
+    replay = episode_metrics(
+        [_record("replay", False, 2, [True, True], True, 0.5), _record("replay", False, 1, [False], False, 0.0)]
+    )
+    assert replay["step_success"] == pytest.approx(2 / 3) and replay["episode_progress"] == pytest.approx(0.25)
+
+
+class _Described:
+    def __init__(self, tasks=(), episode_count=None):
+        self.tasks, self.episode_count = tasks, episode_count
+
+
+@pytest.mark.parametrize(
+    "settings, described, expected",
+    [
+        # the declared tasks in turn, seeds from the offset
+        (EpisodeSettings(episodes=3, seed_offset=10), _Described(("a", "b")), [("a", 10), ("b", 11), ("a", 12)]),
+        # one asked-for task
+        (EpisodeSettings(episodes=2, tasks=("b",)), _Described(("a", "b")), [("b", 100000), ("b", 100001)]),
+        # a recorded split of 2 episodes: 5 asked, each played once
+        (EpisodeSettings(episodes=5, seed_offset=0), _Described((), 2), [(None, 0), (None, 1)]),
+    ],
+)
+def test_planned_resets(settings, described, expected):
+    assert planned_resets(settings, described) == expected
+
+
+def test_an_unknown_task_names_the_flag():
+    with pytest.raises(EvaluationError, match=r"--tasks: x/E-v0 has no task\(s\) \['c'\]; valid: a, b"):
+        planned_resets(EpisodeSettings(env_id="x/E-v0", tasks=("c",)), _Described(("a", "b")))
+
+
+def test_evaluation_writes_its_files_and_resumes_by_content(tiny_qwen2_vl, tmp_path):
+    settings = EpisodeSettings(tasks=("go_home", "open_app"), episodes=2, max_turns=2)
+    first = evaluate_episodes(tiny_qwen2_vl, tmp_path, settings, **TINY_RUN)
+    assert first["episodes"] == 2 and first["reused_episodes"] == 0
+    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["go_home:100000", "open_app:100001"]
+    # a kill -9 in the middle of writing a line leaves a torn last line: dropped, and that episode played again
+    with open(tmp_path / "episodes.jsonl", "a") as handle:
+        handle.write('{"id": "go_home:100002", "scores": {"succ')
+    more = evaluate_episodes(
+        tiny_qwen2_vl, tmp_path, EpisodeSettings(**{**settings.__dict__, "episodes": 4}), **TINY_RUN
+    )
+    assert more["episodes"] == 4 and more["reused_episodes"] == 2
+    ids = [json.loads(line)["id"] for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert ids == ["go_home:100000", "open_app:100001", "go_home:100002", "open_app:100003"]
+    assert set(more["per_task"]) == {"go_home", "open_app"}
+    assert json.loads((tmp_path / "metrics.json").read_text()) == more
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith(f"# r1_gui/Phone-v0 evaluation of {tiny_qwen2_vl}")
+    pictures = [line.split("(")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")]
+    assert pictures and all((tmp_path / picture).is_file() for picture in pictures)
+    config = json.loads((tmp_path / "run_config.json").read_text())
+    assert config["env_id"] == "r1_gui/Phone-v0" and config["model_fingerprint"]
+
+
+def test_another_model_into_the_same_folder_is_refused_not_mixed(tiny_qwen2_vl, tiny_qwen2_5_vl, tmp_path):
+    """Before: the second model played 0 episodes and wrote a report titled with its name from the first's."""
+    out = tmp_path / "phone"
+    command = [sys.executable, str(REPO / "eval" / "test_phone.py"), "--output_dir", str(out), "--episodes", "2",
+               "--tasks", "go_home", "--max_turns", "1", "--max_new_tokens", "8", "--max_pixels", "12544"]  # fmt: skip
+    first = subprocess.run([*command, "--model_name_or_path", str(tiny_qwen2_vl)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    report = (out / "report.md").read_text()
+    second = subprocess.run([*command, "--model_name_or_path", str(tiny_qwen2_5_vl)], capture_output=True, text=True)
+    assert second.returncode == 2
+    (line,) = second.stderr.splitlines()
+    assert line.startswith(f"error: {out / 'episodes.jsonl'} cannot be resumed by this run: the model's files differ")
+    assert (out / "report.md").read_text() == report  # nothing rewritten
+    again = subprocess.run(
+        [*command, "--model_name_or_path", str(tiny_qwen2_5_vl), "--overwrite"], capture_output=True, text=True
+    )
+    assert again.returncode == 0, again.stderr
+    assert (out / "report.md").read_text().startswith(f"# r1_gui/Phone-v0 evaluation of {tiny_qwen2_5_vl}")
+
+
+def test_a_lora_adapter_folder_is_evaluated(tiny_qwen2_vl, tmp_path):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.processing import load_processor
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl, dtype=torch.float32)
+    adapter = tmp_path / "adapter"
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj", "v_proj"])).save_pretrained(adapter)
+    load_processor(tiny_qwen2_vl).save_pretrained(adapter)
+    assert json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"] == str(tiny_qwen2_vl)
+    metrics = evaluate_episodes(adapter, tmp_path / "out", EpisodeSettings(episodes=2, max_turns=1), **TINY_RUN)
+    assert metrics["episodes"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv, first_line",
+    [
+        # a checkpoint folder nothing created
+        (["--model_name_or_path", "./runs/phone-grpo"], "error: --model_name_or_path ./runs/phone-grpo"),
+        # a misspelt environment keyword
+        (["--env_kwargs", '{"widht": 300}'], "error: --env_kwargs {'widht': 300} does not fit r1_gui/Phone-v0"),
+        # a replay folder that does not exist
+        (["--env", "r1_gui/Replay-v0", "--env_kwargs", '{"data_dir": "/nonexistent"}'], "error: data_dir /nonexistent"),
+    ],
+)
+def test_bad_input_is_one_error_line_and_leaves_no_folder(argv, first_line, tiny_qwen2_vl, tmp_path):
+    argv = [*argv] if "--model_name_or_path" in argv else ["--model_name_or_path", str(tiny_qwen2_vl), *argv]
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "eval" / "test_phone.py"), "--output_dir", str(out), *argv],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[0].startswith(first_line) and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_plain_environment_in_a_users_own_file_trains_and_evaluates(tiny_qwen2_vl, tmp_path):
+    """The contract's promise: a Gymnasium env in the user's module (here a copy of tests/helpers/button_env.py),
+    named `module:Id`, trains two multi-turn GRPO steps and evaluates, with no change to r1_gui."""
+    shutil.copy(HELPERS / "button_env.py", tmp_path / "my_buttons.py")
+    train = subprocess.run(
+        [sys.executable, str(REPO / "src" / "r1_gui" / "grpo_gui.py"),
+         "--config", str(REPO / "local_scripts" / "tiny_cpu_phone_grpo.yaml"),
+         "--env", "my_buttons:Button-v0", "--env_tasks", "left", "right",
+         "--reward_funcs", "task_success", "episode_action_type",
+         "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", "run", "--max_pixels", "3136"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr[-3000:]
+    state = json.loads((tmp_path / "run" / "trainer_state.json").read_text())
+    assert state["global_step"] == 2
+    assert {"rewards/task_success/left", "episodes/env_failures"} <= {k for e in state["log_history"] for k in e}
+    evaluate = subprocess.run(
+        [sys.executable, str(REPO / "eval" / "test_phone.py"), "--env", "my_buttons:Button-v0",
+         "--model_name_or_path", "run", "--output_dir", "eval", "--episodes", "2", "--max_turns", "2",
+         "--max_new_tokens", "8", "--max_pixels", "3136"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert evaluate.returncode == 0, evaluate.stderr[-3000:]
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert metrics["episodes"] == 2 and set(metrics["per_task"]) == {"left", "right"}

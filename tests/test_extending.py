@@ -1,0 +1,77 @@
+"""README's "Extending r1_gui", done exactly as written: a reward of your own named module:function, a benchmark
+entry, a task family of the phone. (An environment of your own: tests/test_episode_evaluation.py.)"""
+
+import json
+import sys
+
+import pytest
+
+from r1_gui import rewards
+
+
+def test_a_reward_of_your_own_named_module_function(tmp_path, monkeypatch):
+    (tmp_path / "my_rewards.py").write_text(
+        "def short_answer(completions, **columns):\n"
+        "    return [1.0 if len(str(c)) < 200 else 0.0 for c in completions]\n"
+        'short_answer.needs = ("completion",)\n'
+    )
+    monkeypatch.chdir(tmp_path)  # the module beside you, as README says
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
+    monkeypatch.setattr(rewards, "REWARD_NEEDS", dict(rewards.REWARD_NEEDS))
+    rewards.check_reward_needs(["step_success", "my_rewards:short_answer"], {"completion", "solution"}, "a dataset")
+    step, mine = rewards.get_reward_funcs(["step_success", "my_rewards:short_answer"])
+    assert mine.__name__ == "my_rewards:short_answer"  # trl logs rewards/my_rewards:short_answer/mean
+    assert mine(completions=["mobile.back()", "x" * 300]) == [1.0, 0.0]
+    with pytest.raises(ValueError, match="my_rewards:short_answer needs a single-step answer"):
+        rewards.check_reward_needs(["my_rewards:short_answer"], {"episode"}, "--env r1_gui/Phone-v0")
+    with pytest.raises(ValueError, match="--reward_funcs my_rewards:nothing"):
+        rewards.get_reward_funcs(["my_rewards:nothing"])
+
+
+def test_a_benchmark_entry(tmp_path, monkeypatch):
+    """One BENCHMARKS entry makes a GUI-R1-format file a benchmark the evaluation reads, scores and reports."""
+    from r1_gui.actions import format_action, parse_action
+    from r1_gui.evaluation import benchmarks, evaluate_predictions
+    from r1_gui.synthetic.benchmark_sets import write_benchmark_set
+
+    monkeypatch.setitem(benchmarks.BENCHMARKS, "my_bench", benchmarks.Benchmark("navigation", "my test steps"))
+    test_file = write_benchmark_set(tmp_path, "guir1", 2, seed=3, width=224, height=448)["file"]
+    rows = benchmarks.load_benchmark(test_file, "my_bench")
+    lines = [
+        {"id": row["id"], "output": format_action(parse_action(row["solution"][len("<answer>") : -len("</answer>")]))}
+        for row in rows
+    ]
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    metrics = evaluate_predictions(predictions, test_file, output_dir=tmp_path / "out", benchmark="my_bench",
+                                   gallery_size=0)  # fmt: skip
+    assert metrics["benchmark"]["name"] == "my_bench" and metrics["benchmark"]["step_success"] == 1.0
+    assert "my_bench" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_task_family_of_the_phone(monkeypatch):
+    from r1_gui.envs import tasks
+    from r1_gui.envs.contract import check_env, declared_tasks
+    from r1_gui.envs.phone_env import PhoneEnv
+    from r1_gui.envs.world import HOME, SETTINGS_APP
+
+    def open_settings(world, rng):
+        goal = tasks.Goal(
+            "open_settings", "Open the Settings app.", page=world.main_page(SETTINGS_APP), app=SETTINGS_APP
+        )
+        return (HOME,), goal, SETTINGS_APP, ()
+
+    monkeypatch.setitem(tasks.FAMILIES, "open_settings", open_settings)
+    monkeypatch.setitem(tasks.MAX_STEPS, "open_settings", 6)
+    env = PhoneEnv(task="open_settings")
+    assert "open_settings" in declared_tasks(env)
+    check_env(env)
+    for seed in range(5):
+        observation, info = env.reset(seed=seed)
+        assert observation["instruction"] == "Open the Settings app."
+        done = False
+        while not done:
+            observation, reward, terminated, truncated, info = env.step(info["expert_action"])
+            done = terminated or truncated
+        assert info["success"] and reward == 1.0, f"seed {seed}: the expert did not reach the new family's goal"

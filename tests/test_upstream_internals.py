@@ -1,0 +1,89 @@
+"""Every private internal of trl, transformers and Pillow that r1_gui overrides, calls or patches (the table in
+docs/architecture.md, "Where r1_gui leans on its dependencies' internals"), checked against the installed versions:
+an upgrade that removes one or changes its signature fails here, naming it, before it fails inside a run."""
+
+import inspect
+
+import pytest
+
+# (where, name, the parameters r1_gui relies on, in order (a prefix of the signature)) -- written against
+# trl 1.16.0, transformers 5.23.0, Pillow 13.0.0.
+METHODS = [
+    ("trl.GRPOTrainer", "_calculate_rewards", ["self", "inputs", "prompts", "completions", "completion_ids_list"]),
+    ("trl.GRPOTrainer", "_compute_loss", ["self", "model", "inputs"]),
+    ("trl.GRPOTrainer", "_generate_and_score_completions", ["self", "inputs"]),
+    ("trl.GRPOTrainer", "_prepare_inputs", ["self", "generation_batch"]),
+    (
+        "trl.GRPOTrainer",
+        "_get_per_token_logps_and_entropies",
+        ["self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size", "compute_entropy",
+         "compute_aux_loss", "pixel_values", "image_grid_thw", "num_images"],
+    ),  # fmt: skip
+    ("trl.GRPOTrainer", "_generate_single_turn", ["self", "prompt_ids", "images", "multimodal_fields", "num_generations"]),
+    ("trl.GRPOTrainer", "log", ["self", "logs", "start_time"]),
+    ("trl.trainer.grpo_trainer", "shuffle_sequence_dict", ["seq_dict"]),
+    ("trl.trainer.utils", "pad", ["tensors", "padding_value", "padding_side"]),
+    ("trl.trainer.utils", "split_pixel_values_by_grid", ["batch"]),
+    ("trl.trainer.utils", "unsplit_pixel_values_by_grid", ["batch"]),
+    ("transformers.generation.utils.GenerationMixin", "_prefill", ["self", "input_ids", "generation_config", "model_kwargs"]),
+    ("transformers.models.qwen2_vl.modeling_qwen2_vl.Qwen2VLModel", "get_image_features", ["self", "pixel_values", "image_grid_thw"]),
+    ("transformers.models.qwen2_5_vl.modeling_qwen2_5_vl.Qwen2_5_VLModel", "get_image_features", ["self", "pixel_values", "image_grid_thw"]),
+    (
+        "transformers.integrations.sdpa_attention",
+        "sdpa_attention_forward",
+        ["module", "query", "key", "value", "attention_mask", "dropout", "scaling", "is_causal"],
+    ),
+    ("PIL.ImageDraw.ImageDraw", "_getink", ["self", "ink", "fill"]),
+]  # fmt: skip
+
+# Attributes GRPOTrainer.__init__ sets that r1_gui's trainers read or write.
+GRPO_ATTRIBUTES = [
+    "_metrics", "_tokenizer", "_entropy_bonus_enabled", "eos_token_ids", "generation_config", "generation_kwargs",
+    "vllm_generation", "use_vllm", "num_generations_eval", "reward_weights", "top_entropy_quantile",
+    "aux_loss_enabled", "chat_template_kwargs", "log_completions",
+]  # fmt: skip
+
+
+def _resolve(dotted: str):
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            owner = getattr(owner, attribute)
+        return owner
+    raise ImportError(dotted)
+
+
+@pytest.mark.parametrize("where, name, parameters", METHODS, ids=[f"{w}.{n}" for w, n, _ in METHODS])
+def test_the_internal_is_there_with_the_signature_r1_gui_uses(where, name, parameters):
+    owner = _resolve(where)
+    assert hasattr(owner, name), f"{where}.{name} is gone: r1_gui overrides, calls or patches it (docs/architecture.md)"
+    found = list(inspect.signature(getattr(owner, name)).parameters)
+    assert found[: len(parameters)] == parameters, (
+        f"{where}.{name} now takes {found}; r1_gui was written against {parameters} (docs/architecture.md)"
+    )
+
+
+@pytest.mark.parametrize("attribute", GRPO_ATTRIBUTES)
+def test_grpo_trainer_still_sets_the_attribute(attribute):
+    from trl import GRPOTrainer
+
+    source = inspect.getsource(GRPOTrainer.__init__)
+    assert f"self.{attribute} =" in source or f"self.{attribute}:" in source, (
+        f"trl's GRPOTrainer.__init__ no longer sets self.{attribute}, which r1_gui's trainers use"
+    )
+
+
+def test_the_call_order_the_multi_turn_trainer_assumes():
+    """EpisodeBook (r1_gui.multi_turn.trainer): trl scores every row's old log-probs inside
+    _generate_and_score_completions, and shuffles the batch with shuffle_sequence_dict in _prepare_inputs."""
+    from trl import GRPOTrainer
+
+    assert "_get_per_token_logps_and_entropies(" in inspect.getsource(GRPOTrainer._generate_and_score_completions)
+    assert "shuffle_sequence_dict(" in inspect.getsource(GRPOTrainer._prepare_inputs)
+    assert "rollout_func" in inspect.signature(GRPOTrainer.__init__).parameters
