@@ -515,3 +515,33 @@ def test_a_reward_or_dataset_the_run_cannot_use_is_one_error_line(
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert errors and errors[0].startswith(first_line), done.stderr[-2000:]
     assert not (tmp_path / "run" / "model.safetensors").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("failure", [{"raise_on_step": 3}, {"hang_on_step": 3}])
+def test_a_failing_environment_is_rebuilt_and_counted_and_the_run_completes(failure, tiny_qwen2_vl, tmp_path):
+    """Every episode's environment raises (or hangs past --env_step_timeout) on its third step (after the two that
+    check_env plays at start-up): each such episode
+    ends there, scored as a failure and counted in episodes/env_failures; the pool rebuilds the environment, the
+    two steps complete, and no worker outlives the run."""
+    from r1_gui.envs import pool as pool_module
+
+    pools = []
+    original_init = pool_module.EnvPool.__init__
+
+    def recording_init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        pools.append(self)
+
+    with mock.patch.object(pool_module.EnvPool, "__init__", recording_init):
+        state = run_grpo(
+            tiny_qwen2_vl, tmp_path,
+            *("--env", "helpers.button_env:Button-v0", "--env_tasks", "left", "right"),
+            *("--env_kwargs", json.dumps({**failure, "max_steps": 4}), "--env_step_timeout", "3"),
+            *("--reward_funcs", "task_success", "episode_format", "--max_pixels", "3136", "--max_turns", "3"),
+        )  # fmt: skip
+    assert state["global_step"] == 2
+    failures = [entry["episodes/env_failures"] for entry in state["log_history"] if "episodes/env_failures" in entry]
+    assert failures and all(count > 0 for count in failures), failures
+    (pool,) = pools
+    assert pool.failures >= 2 and pool._closed and not pool.pids, "the pool closed with training, its workers gone"
