@@ -453,8 +453,8 @@ def test_qwen2_5_vl_mobile_use_asks_in_pixels_of_the_resized_screenshot(tiny_qwe
     assert generator.stop_token_ids[0] == tokenizer.convert_tokens_to_ids("<|im_end|>")
     assert tokenizer.eos_token_id in generator.stop_token_ids
     rows = split_rows(eval_dataset)[:2]
-    # a 224x448 screenshot resized to at most 50176 pixels is 140x308
-    assert "The screenshot is 140x308 pixels." in generator.prompt_text(rows[0]["problem"], (224, 448))
+    # a 224x448 screenshot resized to at most 50176 pixels is 140x308: the tool declares that resolution
+    assert "The screen's resolution is 140x308" in generator.prompt_text(rows[0]["problem"], (224, 448))
     custom = HFGenerator(tiny_qwen2_5_vl, prompt_style="mobile_use", system_prompt="Operate the phone.")
     assert "<|im_start|>system\nOperate the phone.<|im_end|>" in custom.prompt_text(rows[0]["problem"], (224, 448))
     metrics = evaluate(tiny_qwen2_5_vl, eval_dataset, "test", tmp_path / "r", prompt_style="mobile_use",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, extract_action, read_bbox, resized_size
+from r1_gui.actions.coords import IMAGE_FACTOR
 from r1_gui.evaluation.errors import EvaluationError
 
 logger = logging.getLogger(__name__)
@@ -137,6 +138,9 @@ def open_screenshot(reference: Any):
         return image.convert("RGB")
 
 
-def screen_size(image_size: tuple[int, int], min_pixels: int, max_pixels: int) -> tuple[int, int]:
-    """(width, height) of the resized screenshot the model sees, which "pixels" coordinates refer to."""
-    return resized_size(image_size[0], image_size[1], min_pixels, max_pixels)
+def screen_size(
+    image_size: tuple[int, int], min_pixels: int, max_pixels: int, factor: int = IMAGE_FACTOR
+) -> tuple[int, int]:
+    """(width, height) of the resized screenshot the model sees, which "pixels" coordinates refer to; its sides are
+    multiples of ``factor`` (28 for Qwen2-VL and Qwen2.5-VL, 32 for Qwen3-VL: `processing.resize_factor`)."""
+    return resized_size(image_size[0], image_size[1], min_pixels, max_pixels, factor)
