@@ -42,6 +42,9 @@ STOCK_PROCESSOR_CLASS = {
     "qwen3_vl_moe": "Qwen3VLProcessor",
 }
 MODEL_TYPES = tuple(STOCK_PROCESSOR_CLASS)
+# The stock video processor, where transformers would not infer it from image_processor_type (which gives
+# Qwen2VLVideoProcessor, right for Qwen2-VL and Qwen2.5-VL): written into saved folders' preprocessor_config.json.
+STOCK_VIDEO_PROCESSOR_CLASS = {"qwen3_vl": "Qwen3VLVideoProcessor", "qwen3_vl_moe": "Qwen3VLVideoProcessor"}
 
 
 class GUIVLProcessor(Qwen2VLProcessor):
@@ -74,10 +77,13 @@ class GUIVLProcessor(Qwen2VLProcessor):
         video processor config (transformers reads video_preprocessor_config.json, else a `video_processor` entry of
         processor_config.json, else preprocessor_config.json), so every folder r1_gui saves (tiny models,
         checkpoints, final outputs: trl's trainers save through here) loads as the stock processor where torchvision
-        works; without it `GUIVLProcessor` reads the same folder."""
+        works; without it `GUIVLProcessor` reads the same folder. A Qwen3-VL folder also names its video processor
+        there (`STOCK_VIDEO_PROCESSOR_CLASS`), which transformers would otherwise infer as Qwen2-VL's."""
         files = super().save_pretrained(save_directory, *args, **kwargs)
         settings = json.loads(self.image_processor.to_json_string())
         settings["processor_class"] = self.to_dict()["processor_class"]
+        if self.model_type in STOCK_VIDEO_PROCESSOR_CLASS:
+            settings["video_processor_type"] = STOCK_VIDEO_PROCESSOR_CLASS[self.model_type]
         path = Path(save_directory) / IMAGE_PROCESSOR_NAME
         path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
         return [*files, str(path)]

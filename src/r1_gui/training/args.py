@@ -63,16 +63,19 @@ class GUIModelConfig(ModelConfig):
     vision_attention: str = field(
         default="auto",
         metadata={
-            "help": "How the vision tower runs its windowed attention under sdpa: batched_windows (one sdpa call per "
-            "window length instead of one per window; the same output), model (transformers' per-window calls), or "
-            "auto (batched_windows on CUDA, model on CPU). See r1_gui.vision_attention.",
+            "help": "How the vision tower runs its attention under sdpa: batched_windows (one sdpa call per window "
+            "length instead of one per window; towers without windows, Qwen2-VL and Qwen3-VL, one per image size "
+            "instead of one per image; the same output), model (transformers' per-window or per-image calls), or "
+            "auto (batched_windows on CUDA, model on CPU). batched_windows needs sdpa (refused with "
+            "--attn_implementation eager or flash_attention_2). See r1_gui.vision_attention.",
             "choices": list(VISION_ATTENTION_CHOICES),
         },
     )
 
     def __post_init__(self):
         super().__post_init__()
-        check_vision_attention(self.vision_attention)  # a YAML recipe's value does not pass argparse's choices
+        # a YAML recipe's value does not pass argparse's choices
+        check_vision_attention(self.vision_attention, self.attn_implementation)
 
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
