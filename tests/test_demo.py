@@ -99,6 +99,37 @@ def test_fast_demo_writes_every_artifact(tmp_path):
         assert picture.format == "PNG" and picture.width > 100 and picture.height > 100
 
 
+@pytest.mark.parametrize(
+    "argv, arch, multi_turn",
+    [
+        ([], "qwen2_vl", False),  # the default: the model the README's figures were measured on
+        (["--arch", "qwen3_vl"], "qwen3_vl", False),
+        (["--arch", "qwen3_vl", "--multi_turn"], "qwen3_vl", True),
+    ],
+)
+def test_the_arch_flag_picks_the_demo_models_architecture(argv, arch, multi_turn, tmp_path, monkeypatch):
+    from r1_gui import demo
+    from r1_gui.multi_turn import demo as multi_turn_demo
+
+    seen = {}
+
+    def single_step(output_dir, seed, config):
+        seen["arch"] = config.arch
+        metrics = dict.fromkeys(HEADLINE, 0.0) | {"num_samples": 1}
+        return {"warm_start": metrics, "grpo": metrics, "seconds": {"total": 1.0}}
+
+    def several_turns(output_dir, seed, config):
+        seen["arch"] = config.arch
+        Path(output_dir).mkdir(parents=True)
+        Path(output_dir, "report.md").write_text("table\n")
+
+    monkeypatch.setattr(demo, "run_demo", single_step)
+    monkeypatch.setattr(multi_turn_demo, "run_multi_turn_demo", several_turns)
+    demo.main(["--output_dir", str(tmp_path / "out"), "--fast", *argv])
+    assert seen == {"arch": arch}
+    assert (tmp_path / "out" / "report.md").is_file() == multi_turn
+
+
 def test_demo_script_refuses_without_the_package(tmp_path):
     env = {**os.environ, "PYTHON": str(tmp_path / "no-python")}
     (tmp_path / "no-python").write_text("#!/bin/sh\nexit 1\n")

@@ -29,22 +29,21 @@ from transformers.processing_utils import ProcessorMixin
 from transformers.utils import IMAGE_PROCESSOR_NAME
 from transformers.video_processing_utils import BaseVideoProcessor
 
+from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
+
 logger = logging.getLogger(__name__)
 
 CHAT_TEMPLATE = resources.files("r1_gui").joinpath("chat_template.jinja").read_text()
 
 # processor_class written into saved folders, so that stock transformers (with torchvision) loads them natively.
-# Its keys are the model types r1_gui trains, loads and evaluates (Aguvis is a qwen2_vl model).
 STOCK_PROCESSOR_CLASS = {
     "qwen2_vl": "Qwen2VLProcessor",
     "qwen2_5_vl": "Qwen2_5_VLProcessor",
-    "qwen3_vl": "Qwen3VLProcessor",
-    "qwen3_vl_moe": "Qwen3VLProcessor",
+    **dict.fromkeys(QWEN3_VL_TYPES, "Qwen3VLProcessor"),
 }
-MODEL_TYPES = tuple(STOCK_PROCESSOR_CLASS)
 # The stock video processor, where transformers would not infer it from image_processor_type (which gives
 # Qwen2VLVideoProcessor, right for Qwen2-VL and Qwen2.5-VL): written into saved folders' preprocessor_config.json.
-STOCK_VIDEO_PROCESSOR_CLASS = {"qwen3_vl": "Qwen3VLVideoProcessor", "qwen3_vl_moe": "Qwen3VLVideoProcessor"}
+STOCK_VIDEO_PROCESSOR_CLASS = dict.fromkeys(QWEN3_VL_TYPES, "Qwen3VLVideoProcessor")
 
 
 class GUIVLProcessor(Qwen2VLProcessor):
@@ -221,8 +220,9 @@ def set_pixel_bounds(processor, min_pixels: int | None = None, max_pixels: int |
 
 def resize_factor(processor) -> int:
     """The side in pixels of one merged image token, which a screenshot's sides are rounded to (smart_resize's
-    factor): patch size x merge size, 28 for Qwen2-VL and Qwen2.5-VL (14 x 2), 32 for Qwen3-VL (16 x 2)."""
-    image_processor = processor.image_processor
+    factor): patch size x merge size, 28 for Qwen2-VL and Qwen2.5-VL (14 x 2), 32 for Qwen3-VL (16 x 2). Takes a
+    processor or its image processor."""
+    image_processor = getattr(processor, "image_processor", processor)
     return int(image_processor.patch_size) * int(image_processor.merge_size)
 
 

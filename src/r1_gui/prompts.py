@@ -21,17 +21,18 @@ import json
 
 from r1_gui.actions import Action, format_action
 from r1_gui.actions.mobile_use import scroll_as_swipe
+from r1_gui.model_types import QWEN3_VL_TYPES
 
 PROMPT_STYLES = ("aguvis", "think_answer", "mobile_use")
 PROMPT_STYLE_CHOICES = ("auto", *PROMPT_STYLES)  # the flag's values: auto is the architecture's own style
 
 # What each architecture's checkpoints were trained to read and write for GUI work: (prompt style, coordinates);
-# coordinates None: from the prompt style (see default_coordinates). Keys: r1_gui.processing.MODEL_TYPES.
+# coordinates None: from the prompt style (see default_coordinates). Keys: r1_gui.model_types.MODEL_TYPES.
 ARCHITECTURE_CONVENTIONS = {
     "qwen2_vl": ("aguvis", None),  # Aguvis-7B (a Qwen2-VL) in its own style; base Qwen2-VL grounds on 0-1000
     "qwen2_5_vl": ("aguvis", "pixels"),  # Qwen2.5-VL grounds in pixels of the resized screenshot
-    "qwen3_vl": ("mobile_use", "grid999"),  # Qwen3-VL's mobile agent: the mobile_use tool on a 0-999 grid
-    "qwen3_vl_moe": ("mobile_use", "grid999"),
+    # Qwen3-VL (dense and MoE): its mobile agent's format, the mobile_use tool on a 0-999 grid
+    **dict.fromkeys(QWEN3_VL_TYPES, ("mobile_use", "grid999")),
 }
 
 # Aguvis-7B was trained with this system prompt (xlang-ai/aguvis constants.agent_system_message); changing a word

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from r1_gui.cli_errors import cli_main
+from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import check_output_folder
-from r1_gui.processing import MODEL_TYPES
 
 logger = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def build_config(
         }
     if arch == "qwen2_5_vl":
         vision_config.update(fullatt_block_indexes=[size.vision_depth - 1], window_size=112)
-    elif arch in ("qwen3_vl", "qwen3_vl_moe"):
+    elif arch in QWEN3_VL_TYPES:
         text_config["head_dim"] = head_dim
         text_config["rope_parameters"] = {
             "rope_type": "default",
@@ -293,7 +293,7 @@ def build_image_processor(arch: str, min_pixels: int, max_pixels: int):
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
-    if arch in ("qwen3_vl", "qwen3_vl_moe"):
+    if arch in QWEN3_VL_TYPES:
         return Qwen2VLImageProcessorPil(size=size, patch_size=16, image_mean=[0.5] * 3, image_std=[0.5] * 3)
     return Qwen2VLImageProcessorPil(size=size)
 

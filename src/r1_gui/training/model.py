@@ -11,7 +11,7 @@ def check_model(model_name_or_path: str | None) -> str:
     a Qwen2-VL model)."""
     from transformers import AutoConfig
 
-    from r1_gui.processing import MODEL_TYPES
+    from r1_gui.model_types import MODEL_TYPES
 
     if not model_name_or_path:
         raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
