@@ -6,10 +6,16 @@
     python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
     python bench/gpu_step_profile.py --vision_attention model          # ours without batched vision windows
     python bench/gpu_step_profile.py --cache_implementation static     # both sides with trl's static KV cache
+    python bench/gpu_step_profile.py --shape qwen3vl_8b                # CUDA: Qwen3-VL-8B shape (needs ~80 GB, below)
+    python bench/gpu_step_profile.py --device cpu --shape tiny_qwen3vl # CPU: the Qwen3-VL path on a tiny shape
 
 Both trainers get the same model (Qwen2.5-VL-3B-Instruct's shape, built locally from a config with the same seed,
 random weights, no download), data (AITW-sized 1080x2400 synthetic phone screens at max_pixels 501760: 448x1036,
 592 image tokens; 50176 and 55 tokens on CPU), aguvis prompts with a left-padding processor, GRPOConfig, rewards and HF generate (no vLLM).
+`--shape qwen3vl_8b` is Qwen3-VL-8B-Instruct's shape instead (8.77 B parameters; 32-pixel image tokens, so 448x1024
+and 448 tokens at 501760; its mobile_use prompts on the 999 grid). Its bf16 weights, gradients and AdamW states
+are 8 bytes a parameter, 65 GiB before activations: on an 80 GB GPU keep the batch small (the default 1 x 8
+answers of 128 tokens), or run it on a larger GPU.
 A batch is `--prompts` screenshots x `--num_generations` answers, one micro-batch. Every answer runs to
 `--max_completion_length` tokens: the stop tokens of both trainers (`<|im_end|>`, `<|diff_marker|>`) are suppressed,
 so both generate the same number of tokens.
@@ -43,7 +49,7 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from r1_gui.tiny import SIZES, ModelSize, build_config, build_tokenizer
+from r1_gui.tiny import SIZES, ModelSize, build_config, build_processor, build_tokenizer
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 TOKENIZER_VOCAB = 1024  # the local BPE tokenizer's size (special tokens come on top)
@@ -53,10 +59,12 @@ PHASES = ("generation", "reward_scoring", "log_prob", "backward", "other")
 TIMED_METHODS = {"_generate": "generation", "_calculate_rewards": "reward_scoring"}
 TIMED_METHODS["_get_per_token_logps_and_entropies"] = "log_prob"
 
-# Qwen/Qwen2.5-VL-3B-Instruct's config.json shape, as the tiny-model builder's ModelSize plus the fields it does not
-# carry: (size, text overrides, vision overrides). "tiny" is r1_gui.tiny's own tiny size.
+# Qwen/Qwen2.5-VL-3B-Instruct's and Qwen/Qwen3-VL-8B-Instruct's config.json shapes, as the tiny-model builder's
+# ModelSize plus the fields it does not carry: (architecture, size, text overrides, vision overrides). "tiny" and
+# "tiny_qwen3vl" are r1_gui.tiny's own tiny size.
 SHAPES = {
     "3b": (
+        "qwen2_5_vl",
         ModelSize(
             hidden=2048,
             intermediate=11008,
@@ -71,37 +79,49 @@ SHAPES = {
         {"vocab_size": 151936, "tie_word_embeddings": True},  # the 3B ties its embeddings and lm_head
         {"intermediate_size": 3420, "fullatt_block_indexes": [7, 15, 23, 31]},
     ),
-    "tiny": (replace(SIZES["tiny"], vocab=TOKENIZER_VOCAB), {}, {}),
+    "qwen3vl_8b": (
+        "qwen3_vl",
+        ModelSize(
+            hidden=4096,
+            intermediate=12288,
+            layers=36,
+            heads=32,
+            kv_heads=8,
+            vision_dim=1152,
+            vision_depth=27,
+            vision_heads=16,
+            vocab=TOKENIZER_VOCAB,
+        ),  # head_dim 128: r1_gui.tiny gives it the interleaved rotary sections [24, 20, 20]
+        {"vocab_size": 151936},
+        {"intermediate_size": 4304, "num_position_embeddings": 2304, "deepstack_visual_indexes": [8, 16, 24]},
+    ),
+    "tiny": ("qwen2_5_vl", replace(SIZES["tiny"], vocab=TOKENIZER_VOCAB), {}, {}),
+    "tiny_qwen3vl": ("qwen3_vl", replace(SIZES["tiny"], vocab=TOKENIZER_VOCAB), {}, {}),
 }
+# How each architecture is asked in the profile: its own GUI format (prompt style, coordinates)
+ASKED = {"qwen2_5_vl": ("aguvis", "pixels"), "qwen3_vl": ("mobile_use", "grid999")}
 
 
 def build_model(folder: Path, shape: str, dtype, device: str, max_pixels: int, attn_implementation: str = "sdpa"):
-    """A random Qwen2.5-VL model of the given shape, created on `device`, and its processor (saved in `folder` with
-    the config; the weights are not written: 7 GB of random numbers would only cost time)."""
+    """A random model of the given shape, created on `device`, and its processor (saved in `folder` with the config;
+    the weights are not written: 7-17 GB of random numbers would only cost time)."""
     import torch
     from transformers import AutoModelForImageTextToText
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor
+    from r1_gui.processing import CHAT_TEMPLATE
 
-    size, text, vision = SHAPES[shape]
+    arch, size, text, vision = SHAPES[shape]
     tokenizer = build_tokenizer(size.vocab, CHAT_TEMPLATE)
-    # The 3B vocabulary (151936 rows) is kept for the compute and memory it costs; the ids the tokenizer lacks are
+    # The real vocabulary (151936 rows) is kept for the compute and memory it costs; the ids the tokenizer lacks are
     # suppressed during generation (see main), so every sampled token decodes.
     text = {**text, "vocab_size": max(text.get("vocab_size", 0), len(tokenizer)), "max_position_embeddings": 32768}
-    config = build_config("qwen2_5_vl", size, tokenizer, text_overrides=text, vision_overrides=vision)
+    config = build_config(arch, size, tokenizer, text_overrides=text, vision_overrides=vision)
     config.tie_word_embeddings = text.get("tie_word_embeddings", False)
     torch.manual_seed(0)
     with torch.device(device):
         model = AutoModelForImageTextToText.from_config(config, dtype=dtype, attn_implementation=attn_implementation)
     config.save_pretrained(folder)
-    processor = GUIVLProcessor(
-        image_processor=Qwen2VLImageProcessorPil(size={"shortest_edge": 3136, "longest_edge": max_pixels}),
-        tokenizer=tokenizer,
-        chat_template=CHAT_TEMPLATE,
-        model_type="qwen2_5_vl",
-    )
-    processor.save_pretrained(folder)
+    build_processor(arch, tokenizer, 3136, max_pixels).save_pretrained(folder)
     return model
 
 
@@ -144,7 +164,7 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     from trl import GRPOConfig, GRPOTrainer
 
     from r1_gui.gui_datasets import load_gui_dataset
-    from r1_gui.processing import load_processor, pixel_bounds
+    from r1_gui.processing import load_processor, pixel_bounds, resize_factor
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.training.data import add_model_columns
@@ -156,7 +176,9 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     dtype = torch.bfloat16 if cuda else torch.float32
     model = build_model(folder / "model", args.shape, dtype, args.device, args.max_pixels)
     processor = load_processor(folder / "model", max_pixels=args.max_pixels, padding_side="left")
-    dataset = add_model_columns(load_gui_dataset(data_dir, "train"), "aguvis", "pixels", pixel_bounds(processor))
+    style, coordinates = ASKED[SHAPES[args.shape][0]]
+    rows = load_gui_dataset(data_dir, "train")
+    dataset = add_model_columns(rows, style, coordinates, pixel_bounds(processor), factor=resize_factor(processor))
     tokenizer = processor.tokenizer
     stops = tokenizer.convert_tokens_to_ids(["<|im_end|>", "<|diff_marker|>"])
     # a sampled image-pad token would break the forward pass; ids beyond the tokenizer would not decode
@@ -179,17 +201,17 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
         save_strategy="no",
         seed=0,
         data_seed=0,
-        chat_template_kwargs=chat_template_kwargs("aguvis"),
+        chat_template_kwargs=chat_template_kwargs(style),
         generation_kwargs={"suppress_tokens": suppressed},
         cache_implementation=args.cache_implementation,
     )
-    rewards = [*get_reward_funcs(["accuracy", "format"], coordinates="pixels", prompt_style="aguvis"), spread_reward]
+    rewards = [*get_reward_funcs(["accuracy", "format"], coordinates=coordinates, prompt_style=style), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
     if kind == "ours":
         from r1_gui.vision_attention import apply_vision_attention
 
         apply_vision_attention(model, args.vision_attention, args.device)  # as grpo_gui.py's flag applies it
-        trainer = GUIGRPOTrainer(**common, prompt_style="aguvis", coordinates="pixels", completions_table_steps=0)
+        trainer = GUIGRPOTrainer(**common, prompt_style=style, coordinates=coordinates, completions_table_steps=0)
     else:
         trainer = GRPOTrainer(**common)
     for quiet in (PrinterCallback, ProgressCallback):  # the table says it all
@@ -304,8 +326,12 @@ def main() -> None:
             peaks[kind] = max(peaks[kind], max(gpu_peaks) if gpu_peaks else result["rss_gib"])
 
     summary = {kind: summarize(measured[kind]) for kind in trainers}
-    height, width = smart_resize(SCREEN[1], SCREEN[0], factor=28, min_pixels=3136, max_pixels=args.max_pixels)
-    image_tokens = height * width // 28**2
+    from r1_gui.processing import resize_factor
+    from r1_gui.tiny import build_image_processor
+
+    factor = resize_factor(build_image_processor(SHAPES[args.shape][0], 3136, args.max_pixels))
+    height, width = smart_resize(SCREEN[1], SCREEN[0], factor=factor, min_pixels=3136, max_pixels=args.max_pixels)
+    image_tokens = height * width // factor**2
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
     batch = f"{args.prompts} x {args.num_generations} answers of {args.max_completion_length} tokens"
     batch += f", {image_tokens} image tokens"

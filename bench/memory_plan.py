@@ -1,11 +1,13 @@
-"""Memory plan: what Aguvis-7B GRPO full fine-tuning needs per GPU on 8 x 80 GB under ZeRO-1, -2 and -3 (issue 20).
+"""Memory plan: what Aguvis-7B GRPO full fine-tuning needs per GPU on 8 x 80 GB under ZeRO-1, -2 and -3 (issue 20),
+and what each GPU recipe needs per GPU at its own ZeRO stage (Qwen3-VL-8B and -4B included, issue 32).
 
     python bench/memory_plan.py                                # counts + the model-state table (CPU, ~10 s)
     python bench/memory_plan.py --measure --out memory.json    # CUDA: the two measured points
     python bench/memory_plan.py --measured memory.json         # the table with the measured activation column
 
 Parameters are counted exactly, by building each architecture on the meta device (no memory) from a config that
-mirrors the public checkpoint's config.json: Qwen2-VL-7B (Aguvis-7B-720P's base) and Qwen2.5-VL-3B.
+mirrors the public checkpoint's config.json: Qwen2-VL-7B (Aguvis-7B-720P's base), Qwen2.5-VL-3B, Qwen3-VL-8B and
+Qwen3-VL-4B (8,767,123,696 and 4,437,815,808 parameters: the 8.77 B and 4.44 B their model cards give).
 
 Model states per GPU for N GPUs follow the ZeRO paper (bf16 mixed precision, AdamW; Psi parameters): bf16 params
 2Psi, bf16 grads 2Psi, fp32 master copy + Adam m + v 12Psi. ZeRO-1 divides the 12Psi by N, ZeRO-2 also the grads,
@@ -40,9 +42,26 @@ GIB = 2**30
 RECIPES = {
     "aguvis7b": REPO / "local_scripts" / "aguvis7b_aitw2k_grpo.yaml",
     "qwen25vl3b": REPO / "local_scripts" / "qwen25vl3b_aitw2k_grpo.yaml",
+    "qwen25vl3b_phone": REPO / "local_scripts" / "qwen25vl3b_phone_grpo.yaml",
+    "qwen3vl8b_phone": REPO / "local_scripts" / "qwen3vl8b_phone_grpo.yaml",
+    "qwen3vl4b": REPO / "local_scripts" / "qwen3vl4b_aitw2k_grpo.yaml",
 }
+# Each GPU recipe's model shape (a SPECS key) and the measured run whose activations stand for it, if any.
+RECIPE_SHAPES = {
+    "aguvis7b": ("Aguvis-7B", "qwen2-vl-7b", "7b_lora"),
+    "qwen25vl3b": ("Qwen2.5-VL-3B", "qwen2.5-vl-3b", "3b_full"),
+    "qwen25vl3b_phone": ("Qwen2.5-VL-3B", "qwen2.5-vl-3b", None),
+    "qwen3vl8b_phone": ("Qwen3-VL-8B", "qwen3-vl-8b", None),
+    "qwen3vl4b": ("Qwen3-VL-4B", "qwen3-vl-4b", "qwen3vl4b_full"),
+}
+QWEN3_ROPE = {"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True}
+# what Qwen3-VL-8B and -4B have in common: 36 layers of 32 heads (8 key/value) of 128, the vocabulary, 16-pixel
+# patches on a 48 x 48 learned position grid
+QWEN3_TEXT = {"vocab_size": 151936, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "head_dim": 128, "rope_parameters": QWEN3_ROPE}  # fmt: skip
+QWEN3_VISION = {"num_heads": 16, "patch_size": 16, "num_position_embeddings": 2304}
 
-# The public config.json shapes, in transformers' Qwen2VLConfig / Qwen2_5_VLConfig field names.
+# The public config.json shapes, in transformers' Qwen2VLConfig / Qwen2_5_VLConfig / Qwen3VLConfig field names.
 SPECS = {
     "qwen2-vl-7b": {
         "arch": "qwen2_vl",
@@ -87,21 +106,53 @@ SPECS = {
             "window_size": 112,
         },
     },
+    "qwen3-vl-8b": {
+        "arch": "qwen3_vl",
+        "tie_word_embeddings": False,
+        "text": {**QWEN3_TEXT, "hidden_size": 4096, "intermediate_size": 12288},
+        "vision": {
+            **QWEN3_VISION,
+            "depth": 27,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "out_hidden_size": 4096,
+            "deepstack_visual_indexes": [8, 16, 24],
+        },  # fmt: skip
+    },
+    "qwen3-vl-4b": {
+        "arch": "qwen3_vl",
+        "tie_word_embeddings": True,
+        "text": {**QWEN3_TEXT, "hidden_size": 2560, "intermediate_size": 9728},
+        "vision": {
+            **QWEN3_VISION,
+            "depth": 24,
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "out_hidden_size": 2560,
+            "deepstack_visual_indexes": [5, 11, 17],
+        },  # fmt: skip
+    },
 }
-# The measured points: (name, spec, recipe, mode). 3B full on one GPU; 7B with LoRA, the size that fits one GPU.
-RUNS = (("3b_full", "qwen2.5-vl-3b", "qwen25vl3b", "full"), ("7b_lora", "qwen2-vl-7b", "aguvis7b", "lora"))
+# The measured points: (name, spec, recipe, mode). 3B full on one GPU; 7B with LoRA, the size that fits one GPU;
+# Qwen3-VL-4B full on one GPU (its AITW recipe's batch).
+RUNS = (
+    ("3b_full", "qwen2.5-vl-3b", "qwen25vl3b", "full"),
+    ("7b_lora", "qwen2-vl-7b", "aguvis7b", "lora"),
+    ("qwen3vl4b_full", "qwen3-vl-4b", "qwen3vl4b", "full"),
+)
 MEASURED_KEYS = ("peak_gib", "states_gib", "activation_gib")
 
 
 def make_config(spec: dict, token_ids: dict | None = None):
     """The transformers config of a SPECS entry; token_ids (image_token_id, ...) replace the upstream ids."""
-    from transformers import Qwen2_5_VLConfig, Qwen2VLConfig
+    from transformers import AutoConfig
 
-    config_class = Qwen2VLConfig if spec["arch"] == "qwen2_vl" else Qwen2_5_VLConfig
     tie = spec["tie_word_embeddings"]
     text = {**spec["text"], "tie_word_embeddings": tie, **(token_ids or {}).get("text", {})}
     top = {key: value for key, value in (token_ids or {}).items() if key != "text"}
-    return config_class(text_config=text, vision_config=spec["vision"], tie_word_embeddings=tie, **top)
+    return AutoConfig.for_model(
+        spec["arch"], text_config=text, vision_config=spec["vision"], tie_word_embeddings=tie, **top
+    )
 
 
 @dataclass(frozen=True)
@@ -202,7 +253,8 @@ def read_measured(path: str | Path) -> dict:
 
 
 def plan_rows(counts: dict, recipes: dict, measured: dict | None, n_gpus: int, gpu_gib: float) -> list[dict]:
-    """The table's rows: Aguvis-7B full fine-tuning under ZeRO-1/2/3 on n_gpus, then the two one-GPU points."""
+    """The table's rows: Aguvis-7B full fine-tuning under ZeRO-1/2/3 on n_gpus, then the one-GPU points, then every
+    other GPU recipe at its own ZeRO stage on n_gpus (activations: the measured run of its shape, if any)."""
     runs = (measured or {}).get("runs", {})
     aguvis, qwen3b = recipes["aguvis7b"], recipes["qwen25vl3b"]
     psi7, psi3 = counts["qwen2-vl-7b"].total, counts["qwen2.5-vl-3b"].total
@@ -219,6 +271,14 @@ def plan_rows(counts: dict, recipes: dict, measured: dict | None, n_gpus: int, g
     ):
         run = runs.get(name, {})
         rows.append(_row(label, states, run.get("activation_gib"), "measured", gpu_gib, run.get("states_gib")))
+    for name, (model, spec, run_name) in RECIPE_SHAPES.items():
+        recipe = recipes[name]
+        if name == "aguvis7b" or recipe["zero_stage"] is None:  # its stages are the rows above
+            continue
+        states = zero_states(counts[spec].total, n_gpus, recipe["zero_stage"], recipe["beta"])
+        label = f"{model} full, ZeRO-{recipe['zero_stage']}, {n_gpus} GPUs ({Path(recipe['path']).name})"
+        activation = runs.get(run_name, {}).get("activation_gib") if run_name else None
+        rows.append(_row(label, states, activation, f"{run_name} activations", gpu_gib))
     return rows
 
 
@@ -269,16 +329,15 @@ def measure_run(spec: dict, recipe: dict, mode: str, device: str = "cuda", steps
     from gpu_step_profile import SCREEN, TOKENIZER_VOCAB, spread_reward
     from peft import LoraConfig
     from transformers import AutoModelForImageTextToText, TrainerCallback
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
     from trl import GRPOConfig
 
     from r1_gui.builder import build
     from r1_gui.gui_datasets import load_gui_dataset
-    from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor, load_processor, pixel_bounds
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor, pixel_bounds, resize_factor
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import get_reward_funcs
     from r1_gui.synthetic import generate
-    from r1_gui.tiny import build_tokenizer
+    from r1_gui.tiny import build_processor, build_tokenizer
     from r1_gui.training.lora import LORA_TARGET_MODULES
     from r1_gui.training.trainer import GUIGRPOTrainer
 
@@ -302,10 +361,7 @@ def measure_run(spec: dict, recipe: dict, mode: str, device: str = "cuda", steps
         }
         config = make_config(spec, token_ids)
         config.save_pretrained(tmp / "model")
-        image_processor = Qwen2VLImageProcessorPil(size={"shortest_edge": 3136, "longest_edge": recipe["max_pixels"]})
-        processor = GUIVLProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE)
-        processor.model_type = spec["arch"]
-        processor.save_pretrained(tmp / "model")
+        build_processor(spec["arch"], tokenizer, 3136, recipe["max_pixels"]).save_pretrained(tmp / "model")
         processor = load_processor(tmp / "model", padding_side="left")
         torch.manual_seed(0)
         with torch.device(device):
@@ -322,7 +378,9 @@ def measure_run(spec: dict, recipe: dict, mode: str, device: str = "cuda", steps
         dataset = load_gui_dataset(tmp / "data", "train")
         from r1_gui.training.data import add_model_columns
 
-        dataset = add_model_columns(dataset, style, coordinates, pixel_bounds(processor))
+        dataset = add_model_columns(
+            dataset, style, coordinates, pixel_bounds(processor), factor=resize_factor(processor)
+        )
         stops = tokenizer.convert_tokens_to_ids(["<|im_end|>", "<|diff_marker|>"])
         unused = range(len(tokenizer), config.text_config.vocab_size)  # ids the local tokenizer cannot decode
         args = GRPOConfig(
@@ -432,7 +490,7 @@ def measure(recipes: dict, device: str, steps: int, attn: str, only: list[str]) 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--measure", action="store_true", help="CUDA: measure the 3B full and 7B LoRA points")
+    parser.add_argument("--measure", action="store_true", help="CUDA: measure the 3B full, 7B LoRA, Qwen3-VL-4B points")
     parser.add_argument("--out", default="memory_measured.json", help="where --measure writes its JSON")
     parser.add_argument("--measured", help="a JSON written by --measure: fills the activation column")
     parser.add_argument("--gpus", type=int, default=8, help="GPUs of the full fine-tuning run")

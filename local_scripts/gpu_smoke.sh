@@ -9,9 +9,10 @@
 # raw_load_data.py), the stock processor on the folders r1_gui writes, SFT (sft.py), the batched vision windows
 # against the per-window attention (--vision_attention, in the run's dtype), GRPO (grpo_gui.py) from the SFT
 # output, GRPO under torchrun with DeepSpeed zero1_no_optimizer.json and zero2.json, GRPO with LoRA, evaluation
-# (eval/test_aitw.py) of the GRPO output, the demo (python -m r1_gui.demo --fast) and one GRPO step of a
-# Qwen2.5-VL-3B-shaped model with a real AdamW step (bench/gpu_step_profile.py). The CPU mode skips, saying why, the
-# steps a CPU cannot do: the stock processor (no CPU torchvision) and the 3B step.
+# (eval/test_aitw.py) of the GRPO output, the demo (python -m r1_gui.demo --fast), a tiny Qwen3-VL through GRPO in its
+# own format (mobile_use on the 999 grid) and evaluation, the stock Qwen3VLProcessor on its folders, and one GRPO
+# step of a Qwen2.5-VL-3B-shaped model with a real AdamW step (bench/gpu_step_profile.py). The CPU mode skips,
+# saying why, the steps a CPU cannot do: the stock processors (no CPU torchvision) and the 3B step.
 #
 # Exits 1 if any entry point fails. Logs: $SMOKE_DIR/logs/<entry point>.log (SMOKE_DIR defaults to a temporary
 # folder that is kept when something fails). PYTHON (default .venv/bin/python when present, else python3) and
@@ -70,17 +71,21 @@ run synthetic_data bash -c "'${PYTHON}' dataset/make_synthetic.py --output_dir '
         --output_dir '${W}/data' --test_size 0.2"
 run sft "${PYTHON}" src/r1_gui/sft.py --config local_scripts/tiny_cpu_sft.yaml --model_name_or_path "${W}/models/tiny" \
     "${COMMON[@]}" "${TRAIN[@]}" --max_steps 2 --save_strategy steps --save_steps 2 --output_dir "${W}/sft"
-if [[ "${DEVICE}" == cuda ]]; then
-    # the issue-20 failure: the stock processor could not load the folders r1_gui writes
-    run stock_processor "${PYTHON}" -c "
+# STOCK_PROCESSOR EXPECTED FOLDER...: AutoProcessor (torchvision's) loads each folder as the stock EXPECTED class,
+# with a video processor (the issue-20 failure: the stock processor could not load the folders r1_gui writes)
+STOCK_PROCESSOR="
 import sys
 from transformers import AutoProcessor
 from r1_gui.processing import GUIVLProcessor
-for folder in sys.argv[1:]:
+for folder in sys.argv[2:]:
     processor = AutoProcessor.from_pretrained(folder)
     assert not isinstance(processor, GUIVLProcessor) and processor.video_processor is not None, folder
-    print(folder, type(processor).__name__)
-" "${W}/models/tiny" "${W}/sft" "${W}/sft/checkpoint-2"
+    assert type(processor).__name__ == sys.argv[1], (folder, type(processor).__name__)
+    print(folder, type(processor).__name__, type(processor.video_processor).__name__)
+"
+if [[ "${DEVICE}" == cuda ]]; then
+    run stock_processor "${PYTHON}" -c "${STOCK_PROCESSOR}" Qwen2_5_VLProcessor "${W}/models/tiny" "${W}/sft" \
+        "${W}/sft/checkpoint-2"
 else
     skip stock_processor "no CPU torchvision: the stock processor cannot load here (tests/test_processing.py checks the files)"
 fi
@@ -120,6 +125,19 @@ run grpo_lora "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_pa
 run eval_test_aitw "${PYTHON}" eval/test_aitw.py --model_name_or_path "${W}/grpo" --dataset "${W}/data" --split test \
     --max_samples 8 --max_new_tokens 32 "${EVAL[@]}" --output_dir "${W}/eval"
 run demo_fast "${PYTHON}" -m r1_gui.demo --fast --output_dir "${W}/demo"
+# Qwen3-VL: its own prompts and grid (--prompt_style/--coordinates auto), its deepstack features through the
+# dedupe'd generation and loss pass, its tower's per-image attention batched on CUDA (--vision_attention auto)
+run qwen3_tiny_model "${PYTHON}" -m r1_gui.tiny --arch qwen3_vl --out "${W}/models/tiny_qwen3"
+run qwen3_grpo "${PYTHON}" src/r1_gui/grpo_gui.py "${GRPO[@]}" --model_name_or_path "${W}/models/tiny_qwen3" \
+    --prompt_style auto --coordinates auto --output_dir "${W}/qwen3_grpo"
+run qwen3_eval_test_aitw "${PYTHON}" eval/test_aitw.py --model_name_or_path "${W}/qwen3_grpo" --dataset "${W}/data" \
+    --split test --max_samples 8 --max_new_tokens 32 "${EVAL[@]}" --output_dir "${W}/qwen3_eval"
+if [[ "${DEVICE}" == cuda ]]; then
+    run qwen3_stock_processor "${PYTHON}" -c "${STOCK_PROCESSOR}" Qwen3VLProcessor "${W}/models/tiny_qwen3" \
+        "${W}/qwen3_grpo"
+else
+    skip qwen3_stock_processor "no CPU torchvision (tests/test_processing.py checks the Qwen3-VL files)"
+fi
 if [[ "${DEVICE}" == cuda ]]; then
     run grpo_step_3b "${PYTHON}" bench/gpu_step_profile.py --shape 3b --trainer ours --rounds 1 --warmup 0 --steps 1
 else

@@ -1,4 +1,4 @@
-"""Shared fixtures: offline environment, network guard, tiny models of both architectures (built once a session)."""
+"""Shared fixtures: offline environment, network guard, tiny models of every architecture (built once a session)."""
 
 import os
 import sys
@@ -27,23 +27,30 @@ sys.path.insert(0, str(NETGUARD))
 import sitecustomize  # noqa: E402,F401  (installs the guard in this process too)
 
 
-@pytest.fixture(scope="session")
-def tiny_qwen2_vl(tmp_path_factory) -> Path:
-    """A tiny random Qwen2-VL model folder (model + processor), built offline once per session."""
-    from r1_gui.tiny import build_tiny_model
+def _tiny_model_fixture(arch: str, what: str):
+    """The session fixture `tiny_<arch>`: a tiny random model folder of ``arch`` (model + processor), built offline
+    once per session."""
 
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-vl"), arch="qwen2_vl", size="tiny")
+    def fixture(tmp_path_factory) -> Path:
+        from r1_gui.tiny import build_tiny_model
 
+        return build_tiny_model(tmp_path_factory.mktemp("tiny-" + arch.replace("_", "-")), arch=arch, size="tiny")
 
-@pytest.fixture(scope="session")
-def tiny_qwen2_5_vl(tmp_path_factory) -> Path:
-    """A tiny random Qwen2.5-VL model folder (model + processor), built offline once per session."""
-    from r1_gui.tiny import build_tiny_model
-
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-5-vl"), arch="qwen2_5_vl", size="tiny")
+    fixture.__doc__ = f"A tiny random {what} model folder (model + processor), built offline once per session."
+    return pytest.fixture(fixture, scope="session", name=f"tiny_{arch}")
 
 
-@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl"])
+tiny_qwen2_vl = _tiny_model_fixture("qwen2_vl", "Qwen2-VL")
+tiny_qwen2_5_vl = _tiny_model_fixture("qwen2_5_vl", "Qwen2.5-VL")
+tiny_qwen3_vl = _tiny_model_fixture("qwen3_vl", "Qwen3-VL")
+tiny_qwen3_vl_moe = _tiny_model_fixture("qwen3_vl_moe", "Qwen3-VL MoE (2 of 4 experts per token)")
+
+
+# The three families; the cheap tests that take `tiny_model` run once per family (the slow ones name their own).
+ARCHITECTURES = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"]
+
+
+@pytest.fixture(params=ARCHITECTURES)
 def tiny_model(request) -> Path:
     """Each tiny architecture in turn."""
     return request.getfixturevalue("tiny_" + request.param)

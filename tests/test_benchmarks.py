@@ -260,10 +260,18 @@ def test_synthetic_sets_are_in_guir1_format(synthetic_sets):
     assert all(row["image"]["bytes"][:4] == b"\x89PNG" for row in grounding)
 
 
-@pytest.mark.parametrize(("kind", "benchmark"), [("navigation", "guiodyssey"), ("grounding", "screenspot_v2")])
-def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, synthetic_sets, tiny_qwen2_vl, tmp_path):
+@pytest.mark.parametrize(
+    ("kind", "benchmark", "arch"),
+    [
+        ("navigation", "guiodyssey", "qwen2_vl"),
+        ("grounding", "screenspot_v2", "qwen2_vl"),
+        ("navigation", "androidcontrol_high", "qwen3_vl"),  # asked in its mobile_use format, on its 999 grid
+    ],
+)
+def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, arch, synthetic_sets, request, tmp_path):
     output_dir = tmp_path / "out"
-    argv = ["--model_name_or_path", str(tiny_qwen2_vl), "--benchmark", benchmark, "--dataset"]
+    model = request.getfixturevalue(f"tiny_{arch}")
+    argv = ["--model_name_or_path", str(model), "--benchmark", benchmark, "--dataset"]
     metrics = main([*argv, str(synthetic_sets[kind]), "--output_dir", str(output_dir), *FAST, "--max_samples", "6"])
     bench = metrics["benchmark"]
     assert len(load_benchmark(synthetic_sets[kind], benchmark)) >= ROWS
@@ -277,7 +285,9 @@ def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, syntheti
         assert bench["step_success"] <= bench["type_accuracy"]
     else:
         assert sum(value["num_samples"] for value in bench["per_ui_type"].values()) == rows
-    assert json.loads((output_dir / "run_config.json").read_text())["benchmark"] == benchmark
+    run_config = json.loads((output_dir / "run_config.json").read_text())
+    assert run_config["benchmark"] == benchmark
+    assert run_config["prompt_style"] == ("mobile_use" if arch == "qwen3_vl" else "aguvis")  # --prompt_style auto
 
 
 KILL_AFTER_FIRST_BATCH = """

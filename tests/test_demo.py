@@ -100,6 +100,37 @@ def test_fast_demo_writes_every_artifact(tmp_path):
         assert picture.format == "PNG" and picture.width > 100 and picture.height > 100
 
 
+@pytest.mark.parametrize(
+    "argv, arch, multi_turn",
+    [
+        ([], "qwen2_vl", False),  # the default: the model the README's figures were measured on
+        (["--arch", "qwen3_vl"], "qwen3_vl", False),
+        (["--arch", "qwen3_vl", "--multi_turn"], "qwen3_vl", True),
+    ],
+)
+def test_the_arch_flag_picks_the_demo_models_architecture(argv, arch, multi_turn, tmp_path, monkeypatch):
+    from r1_gui import demo
+    from r1_gui.multi_turn import demo as multi_turn_demo
+
+    seen = {}
+
+    def single_step(output_dir, seed, config):
+        seen["arch"] = config.arch
+        metrics = dict.fromkeys(HEADLINE, 0.0) | {"num_samples": 1}
+        return {"warm_start": metrics, "grpo": metrics, "seconds": {"total": 1.0}}
+
+    def several_turns(output_dir, seed, config):
+        seen["arch"] = config.arch
+        Path(output_dir).mkdir(parents=True)
+        Path(output_dir, "report.md").write_text("table\n")
+
+    monkeypatch.setattr(demo, "run_demo", single_step)
+    monkeypatch.setattr(multi_turn_demo, "run_multi_turn_demo", several_turns)
+    demo.main(["--output_dir", str(tmp_path / "out"), "--fast", *argv])
+    assert seen == {"arch": arch}
+    assert (tmp_path / "out" / "report.md").is_file() == multi_turn
+
+
 def test_demo_script_refuses_without_the_package(tmp_path):
     env = {**os.environ, "PYTHON": str(tmp_path / "no-python")}
     (tmp_path / "no-python").write_text("#!/bin/sh\nexit 1\n")
@@ -108,3 +139,24 @@ def test_demo_script_refuses_without_the_package(tmp_path):
         ["bash", str(REPO / "local_scripts" / "demo.sh")], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and "bash setup.sh" in result.stderr
+
+
+def test_a_one_step_reward_curve_is_not_empty(tmp_path):
+    """Issue 34 item 13: the multi-turn --fast run (one GRPO step) drew an empty reward_curve.png."""
+    import numpy as np
+
+    from r1_gui.visualize import reward_curve
+
+    state = {"log_history": [{"step": 1, "reward": 0.5, "rewards/task_success/mean": 0.5,
+                              "episodes/turn_parse_rate": 1.0}]}  # fmt: skip
+    (tmp_path / "trainer_state.json").write_text(json.dumps(state))
+    rows = reward_curve(tmp_path, tmp_path / "curve.png")
+    assert len(rows) == 1
+    with Image.open(tmp_path / "curve.png") as picture:
+        pixels = np.asarray(picture.convert("RGB")).astype(int)
+    colored = (pixels.max(axis=2) - pixels.min(axis=2)) > 60  # the series' colors, not white, grey or black
+    height, width = colored.shape
+    middle = colored[
+        height // 2 - 40 : height // 2 + 40, width // 2 - 40 : width // 2 + 40
+    ]  # step 1 at 0.5: the middle
+    assert middle.sum() > 20, "the one step's point is drawn (the legend alone is not)"

@@ -181,3 +181,50 @@ def test_a_plain_environment_in_a_users_own_file_trains_and_evaluates(tiny_qwen2
     assert evaluate.returncode == 0, evaluate.stderr[-3000:]
     metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
     assert metrics["episodes"] == 2 and set(metrics["per_task"]) == {"left", "right"}
+
+
+def test_progress_and_the_reuse_are_shown(tiny_qwen2_vl, tmp_path):
+    """Issue 34 item 11: a progress bar with counts on the episodes, and the resume said where the user sees it."""
+    command = [sys.executable, str(REPO / "eval" / "test_phone.py"), "--model_name_or_path", str(tiny_qwen2_vl),
+               "--output_dir", str(tmp_path), "--tasks", "go_home", "--max_turns", "1", "--max_new_tokens", "8",
+               "--max_pixels", "12544"]  # fmt: skip
+    first = subprocess.run([*command, "--episodes", "2"], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "episodes: 100%" in first.stderr and "2/2" in first.stderr
+    second = subprocess.run([*command, "--episodes", "3"], capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert "2 of 3 episodes already played, 1 to go" in second.stderr and "1/1" in second.stderr
+
+
+@pytest.mark.parametrize(
+    "text, width, lines, expected",
+    [
+        # words are never cut: the caption wraps at spaces
+        ("click(x=0.5, y=0.25) on the search bar", 16, 3, ["click(x=0.5,", "y=0.25) on the", "search bar"]),
+        # what does not fit ends the last line with an ellipsis
+        ("one two three four five six seven", 9, 2, ["one two", "three …"]),
+        # one word longer than a line is split, not dropped
+        ("abcdefghijkl", 5, 2, ["abcde", "fghi…"]),
+        # runs of spaces and newlines fold into one space
+        ("open\n\nthe   app", 20, 3, ["open the app"]),
+    ],
+)
+def test_captions_wrap_at_words(text, width, lines, expected):
+    """Issue 34 item 13: episode strips cut captions mid-word and ran words together."""
+    from r1_gui.envs.render import wrapped
+
+    assert wrapped(text, width, lines) == expected
+
+
+def test_a_strip_shows_the_instruction_above_the_screens(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from r1_gui.envs.render import frame, save_episode
+
+    screen = np.full((96, 64, 3), 200, np.uint8)
+    plain = Image.open(save_episode([frame(screen, None, "1. back")], tmp_path / "plain.png"))
+    titled = Image.open(save_episode([frame(screen, None, "1. back")], tmp_path / "t.png", title="Open the app."))
+    assert titled.height > plain.height  # a band above the frames
+    band = np.asarray(titled)[: titled.height - plain.height]
+    assert (band < 100).any(), "the instruction is drawn in the band"

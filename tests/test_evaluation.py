@@ -453,14 +453,39 @@ def test_qwen2_5_vl_mobile_use_asks_in_pixels_of_the_resized_screenshot(tiny_qwe
     assert generator.stop_token_ids[0] == tokenizer.convert_tokens_to_ids("<|im_end|>")
     assert tokenizer.eos_token_id in generator.stop_token_ids
     rows = split_rows(eval_dataset)[:2]
-    # a 224x448 screenshot resized to at most 50176 pixels is 140x308
-    assert "The screenshot is 140x308 pixels." in generator.prompt_text(rows[0]["problem"], (224, 448))
+    # a 224x448 screenshot resized to at most 50176 pixels is 140x308: the tool declares that resolution
+    assert "The screen's resolution is 140x308" in generator.prompt_text(rows[0]["problem"], (224, 448))
     custom = HFGenerator(tiny_qwen2_5_vl, prompt_style="mobile_use", system_prompt="Operate the phone.")
     assert "<|im_start|>system\nOperate the phone.<|im_end|>" in custom.prompt_text(rows[0]["problem"], (224, 448))
     metrics = evaluate(tiny_qwen2_5_vl, eval_dataset, "test", tmp_path / "r", prompt_style="mobile_use",
                        max_samples=2, **FAST)  # fmt: skip
     assert metrics["num_samples"] == 2
     assert json.loads((tmp_path / "r" / "run_config.json").read_text())["coordinates"] == "pixels"
+
+
+def test_qwen3_vl_is_asked_in_its_mobile_use_format_on_its_grid(tiny_qwen3_vl, eval_dataset, tmp_path, caplog):
+    """--prompt_style auto and --coordinates auto (the defaults) on a Qwen3-VL: mobile_use on the 999 grid, logged;
+    stops at <|im_end|>; pixel coordinates, when asked for, are of Qwen3-VL's 32-pixel-token resize."""
+    from r1_gui.actions import resized_size
+
+    with caplog.at_level("INFO"):
+        generator = HFGenerator(tiny_qwen3_vl, max_new_tokens=8, max_pixels=50176)
+    assert "qwen3_vl: --prompt_style auto -> mobile_use, --coordinates auto -> grid999" in caplog.text
+    assert (generator.config.prompt_style, generator.coordinates) == ("mobile_use", "grid999")
+    tokenizer = generator.processor.tokenizer
+    assert generator.stop_token_ids == [tokenizer.convert_tokens_to_ids("<|im_end|>")]  # <|im_end|> is its eos
+    rows = split_rows(eval_dataset)[:2]
+    prompt = generator.prompt_text(rows[0]["problem"], (224, 448))
+    assert "The screen's resolution is 999x999" in prompt and prompt.endswith("<|im_start|>assistant\n")
+    assert "<|vision_start|><|image_pad|><|vision_end|>Please generate" in prompt
+    # pixels: 224x448 at 50176 pixels is 128x288 in 32-pixel tokens (140x308 in Qwen2.5-VL's 28-pixel ones)
+    assert resized_size(224, 448, 3136, 50176, factor=32) == generator.screen_size((224, 448)) == (128, 288)
+    pixels = HFGenerator(tiny_qwen3_vl, coordinates="pixels", max_pixels=50176)
+    assert "The screen's resolution is 128x288" in pixels.prompt_text(rows[0]["problem"], (224, 448))
+    metrics = evaluate(tiny_qwen3_vl, eval_dataset, "test", tmp_path / "r", max_samples=2, **FAST)
+    assert metrics["num_samples"] == 2
+    run_config = json.loads((tmp_path / "r" / "run_config.json").read_text())
+    assert (run_config["prompt_style"], run_config["coordinates"]) == ("mobile_use", "grid999")
 
 
 def test_embedded_screenshots_are_read(tiny_qwen2_vl, tmp_path):

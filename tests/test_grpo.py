@@ -72,6 +72,37 @@ def test_two_steps_log_every_reward_per_action_type(tiny_qwen2_vl, synthetic_dat
     assert Image.open(table[0]["image"]).size == (224, 448)
 
 
+@pytest.mark.parametrize("arch", ["qwen3_vl", "qwen3_vl_moe"])
+def test_qwen3_vl_trains_in_its_own_format_logs_per_type_and_its_folder_reloads(
+    arch, request, synthetic_dataset, tmp_path, signal_reward, caplog
+):
+    """--prompt_style auto / --coordinates auto on a Qwen3-VL (dense and MoE): mobile_use on the 999 grid, said at
+    start-up; two steps move the weights, every reward is logged per action type, and the output folder reloads
+    as a Qwen3-VL with its 16-pixel-patch processor (and resolves for the stock Qwen3VLProcessor)."""
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.processing import load_processor, resize_factor
+
+    model = request.getfixturevalue(f"tiny_{arch}")
+    with caplog.at_level("INFO"):
+        state = run_grpo(
+            model, synthetic_dataset, tmp_path, *("--max_steps", "2", "--prompt_style", "auto", "--coordinates", "auto"),
+            *("--reward_funcs", signal_reward, "format"),
+        )  # fmt: skip
+    assert f"{arch}: --prompt_style auto -> mobile_use, --coordinates auto -> grid999" in caplog.text
+    assert "mobile_use prompts" in caplog.text
+    keys = {key for entry in state["log_history"] for key in entry}
+    assert {key for key in keys if key.startswith("rewards/format/") and not key.endswith(("mean", "std"))}
+    before, after = load_file(model / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    changed = [name for name in before if not torch.equal(before[name], after[name])]
+    assert len(changed) > len(before) // 2, f"only {len(changed)} of {len(before)} tensors changed"
+    reloaded = AutoModelForImageTextToText.from_pretrained(tmp_path)
+    processor = load_processor(tmp_path)
+    assert reloaded.config.model_type == arch and resize_factor(processor) == 32
+    assert json.loads((tmp_path / "preprocessor_config.json").read_text())["processor_class"] == "Qwen3VLProcessor"
+    assert stock_processor_configs_resolve(tmp_path)
+
+
 def test_parameters_change_when_rewards_differ(tiny_qwen2_vl, synthetic_dataset, tmp_path, signal_reward):
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "2", "--reward_funcs", signal_reward, "format")
     before = load_file(tiny_qwen2_vl / "model.safetensors")
@@ -172,14 +203,16 @@ def test_image_token_types_line_up_with_left_padded_prompts(tiny_qwen2_vl, synth
     assert torch.equal(image_positions, prompt_ids == processor.image_token_id)
 
 
-def test_dedupe_images_changes_no_tensor_of_the_step(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # Qwen3-VL: deepstack features copied with the rest
+def test_dedupe_images_changes_no_tensor_of_the_step(arch, request, synthetic_dataset, tmp_path):
     """Processing, encoding and prefilling each distinct prompt once must be a pure saving: with the same seed, the
     step's prompts, images, completions and advantages are the same with and without it, the processor saw each
     distinct screenshot once and generation prefilled each distinct prompt once."""
     from r1_gui.training.repeated_prompts import ImageProcessorCache, image_key
 
+    model = request.getfixturevalue(f"tiny_{arch}")
     trainer, dataset = build_trainer(
-        tiny_qwen2_vl, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]), num_generations=4, temperature=1.0
+        model, synthetic_dataset, tmp_path, get_reward_funcs(["accuracy"]), num_generations=4, temperature=1.0
     )
     assert trainer.dedupe_images
     rows = [dataset[i] for i in range(4) for _ in range(4)]
@@ -221,11 +254,13 @@ def loss_gradients(trainer, batch) -> dict[str, torch.Tensor]:
     return {name: p.grad.clone() for name, p in trainer.model.named_parameters() if p.grad is not None}
 
 
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])
 def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_gradient(
-    tiny_qwen2_vl, synthetic_dataset, tmp_path
+    arch, request, synthetic_dataset, tmp_path
 ):
-    """In the loss pass the vision tower sees each distinct screenshot of the micro-batch once, and every parameter's
-    gradient (the vision tower's included) is the one of the pass that encodes every copy."""
+    """In the loss pass the vision tower sees each distinct screenshot of the micro-batch once, and the per-token
+    log-probs and every parameter's gradient (the vision tower's included; Qwen3-VL's deepstack mergers too) are
+    those of the pass that encodes every copy."""
     from helpers.gradients import assert_same_gradient
 
     from r1_gui.training.repeated_prompts import image_encoder, image_key
@@ -233,21 +268,34 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
     def alternating(completions, **kwargs):
         return [float(i % 2) for i in range(len(completions))]
 
-    trainer, dataset = build_trainer(tiny_qwen2_vl, synthetic_dataset, tmp_path, [alternating], num_generations=4)
+    model = request.getfixturevalue(f"tiny_{arch}")
+    trainer, dataset = build_trainer(model, synthetic_dataset, tmp_path, [alternating], num_generations=4)
     rows = [dataset[i] for i in range(4) for _ in range(4)]
     batch = trainer._generate_and_score_completions(rows)
     distinct = len({image_key(row["image"].convert("RGB")) for row in rows})
     assert distinct > 1 and bool((batch["advantages"] != 0).all())
-    encoded = []
+    encoded, logps = [], []
     image_encoder(trainer.model).visual.register_forward_pre_hook(lambda module, args: encoded.append(args[0]))
+    original = trainer._get_per_token_logps_and_entropies
+
+    def recording(*args, **kwargs):  # the loss pass's per-token log-probs, as the loss receives them
+        output = original(*args, **kwargs)
+        logps.append(output[0].detach().clone())
+        return output
+
     grads = {}
-    for dedupe in (False, True):
-        trainer.dedupe_images = dedupe
-        encoded.clear()
-        grads[dedupe] = loss_gradients(trainer, batch)
-        images = len(encoded) and encoded[0].shape[0] // int(batch["image_grid_thw"][0].prod())
-        assert (len(encoded), images) == (1, distinct if dedupe else len(rows)), dedupe
+    with mock.patch.object(trainer, "_get_per_token_logps_and_entropies", recording):
+        for dedupe in (False, True):
+            trainer.dedupe_images = dedupe
+            encoded.clear()
+            grads[dedupe] = loss_gradients(trainer, batch)
+            images = len(encoded) and encoded[0].shape[0] // int(batch["image_grid_thw"][0].prod())
+            assert (len(encoded), images) == (1, distinct if dedupe else len(rows)), dedupe
+    plain, deduped = logps
+    torch.testing.assert_close(deduped, plain, rtol=0, atol=0)  # the same values: the features are the same tensors
     assert any(name.startswith("model.visual.") for name in grads[False])
+    if arch == "qwen3_vl":
+        assert any(".deepstack_merger_list." in name for name in grads[False])
     assert grads[True].keys() == grads[False].keys()
     for name, grad in grads[False].items():
         assert_same_gradient(grads[True][name], grad, name)
@@ -480,7 +528,7 @@ def test_missing_image_names_the_row(tiny_qwen2_vl, synthetic_dataset, tmp_path,
 def test_a_model_that_is_not_qwen_vl_is_refused(synthetic_dataset, tmp_path, no_model_loading):
     (tmp_path / "llama").mkdir()
     (tmp_path / "llama" / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    with pytest.raises(ValueError, match="is a 'llama' model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis"):
+    with pytest.raises(ValueError, match="is a 'llama' model; r1_gui trains Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Aguvis"):
         run_grpo(tmp_path / "llama", synthetic_dataset, tmp_path / "out")
 
 

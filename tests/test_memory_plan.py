@@ -28,19 +28,22 @@ from memory_plan import (  # noqa: E402
 )
 
 ROPE = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}  # head_dim 16
+TINY_TEXT = {
+    "vocab_size": 300,
+    "hidden_size": 64,
+    "intermediate_size": 96,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "rope_parameters": ROPE,
+}
+# the Qwen2.5-VL and Qwen3-VL towers' common fields (Qwen2-VL names its tower's fields otherwise)
+TINY_TOWER = {"depth": 2, "hidden_size": 32, "intermediate_size": 48, "num_heads": 2, "out_hidden_size": 64}
 TINY_SPECS = {
     "qwen2_vl": {
         "arch": "qwen2_vl",
         "tie_word_embeddings": False,
-        "text": {
-            "vocab_size": 300,
-            "hidden_size": 64,
-            "intermediate_size": 96,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "rope_parameters": ROPE,
-        },
+        "text": TINY_TEXT,
         "vision": {
             "depth": 2,
             "embed_dim": 32,
@@ -53,24 +56,18 @@ TINY_SPECS = {
     "qwen2_5_vl tied": {
         "arch": "qwen2_5_vl",
         "tie_word_embeddings": True,
-        "text": {
-            "vocab_size": 300,
-            "hidden_size": 64,
-            "intermediate_size": 96,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "rope_parameters": ROPE,
+        "text": TINY_TEXT,
+        "vision": {**TINY_TOWER, "fullatt_block_indexes": [1], "window_size": 112},
+    },
+    "qwen3_vl": {
+        "arch": "qwen3_vl",
+        "tie_word_embeddings": True,
+        "text": {  # the same language model, with Qwen3-VL's explicit head size and interleaved rotary sections
+            **{key: value for key, value in TINY_TEXT.items() if key != "rope_parameters"},
+            "head_dim": 16,
+            "rope_parameters": {**ROPE, "mrope_section": [4, 2, 2], "mrope_interleaved": True},
         },
-        "vision": {
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 48,
-            "num_heads": 2,
-            "out_hidden_size": 64,
-            "fullatt_block_indexes": [1],
-            "window_size": 112,
-        },
+        "vision": {**TINY_TOWER, "patch_size": 16, "num_position_embeddings": 64, "deepstack_visual_indexes": [0, 1]},
     },
 }
 
@@ -134,13 +131,27 @@ def test_real_recipes_are_read():
     assert (aguvis["beta"], aguvis["zero_stage"], aguvis["per_device_train_batch_size"]) == (0.04, 1, 1)
     assert aguvis["bf16"] and aguvis["gradient_checkpointing"]
     assert read_recipe(memory_plan.RECIPES["qwen25vl3b"])["zero_stage"] == 2
+    verl = read_recipe(memory_plan.RECIPES["qwen3vl8b_phone"])  # the verl recipe's settings, on Qwen3-VL-8B
+    assert (verl["zero_stage"], verl["beta"], verl["num_generations"], verl["coordinates"]) == (3, 0.01, 5, "grid999")
+    assert read_recipe(memory_plan.RECIPES["qwen3vl4b"])["prompt_style"] == "mobile_use"
+    assert set(memory_plan.RECIPE_SHAPES) == set(memory_plan.RECIPES)  # every recipe has a row
+
+
+def test_the_qwen3_vl_shapes_have_their_model_cards_parameter_counts():
+    """8.77 B (Qwen3-VL-8B-Instruct) and 4.44 B (Qwen3-VL-4B-Instruct), counted on the meta device."""
+    assert count_parameters(make_config(memory_plan.SPECS["qwen3-vl-8b"])).total == 8_767_123_696
+    assert count_parameters(make_config(memory_plan.SPECS["qwen3-vl-4b"])).total == 4_437_815_808
 
 
 def fake_counts():
-    """Psi = 2**30 for both shapes, so every bf16 term is 2 GiB; a 2**24-parameter adapter (0.25 GiB at 16 B)."""
+    """Psi = 2**30 for every shape, so every bf16 term is 2 GiB; a 2**24-parameter adapter (0.25 GiB at 16 B)."""
     return {
         "qwen2-vl-7b": ParameterCount(total=GIB, vision=0, language=GIB, lora=2**24),
-        "qwen2.5-vl-3b": ParameterCount(total=GIB, vision=0, language=GIB, lora=0),
+        **{
+            name: ParameterCount(total=GIB, vision=0, language=GIB, lora=0)
+            for name in memory_plan.SPECS
+            if "7b" not in name
+        },
     }
 
 
@@ -176,6 +187,13 @@ def test_measured_json_fills_the_table(tmp_path):
     assert "| 8.0 (measured 8.5) | 11.5 (measured) | yes (20.0 GiB) |" in table
     # 7B LoRA: 2 GiB base + 16 B x 2**24 = 0.25 GiB; measured 4.5 + 10 = 14.5
     assert by_setup["Qwen2-VL-7B LoRA, 1 GPU"]["states_gib"] == pytest.approx(2.25)
+    # the verl recipe on Qwen3-VL-8B: ZeRO-3 with beta 0.01, (2 + 2 + 12 + 2) / 8 = 2.25 GiB; no measured activations
+    verl = by_setup["Qwen3-VL-8B full, ZeRO-3, 8 GPUs (qwen3vl8b_phone_grpo.yaml)"]
+    assert verl["states_gib"] == pytest.approx(2.25) and verl["activation"] == "not measured"
+    # Qwen3-VL-4B on AITW: ZeRO-2, beta 0: 2 + 2/8 + 12/8 = 3.75 GiB; no qwen3vl4b_full run in the file
+    assert by_setup["Qwen3-VL-4B full, ZeRO-2, 8 GPUs (qwen3vl4b_aitw2k_grpo.yaml)"]["states_gib"] == pytest.approx(
+        3.75
+    )
 
 
 def test_without_measurements_the_activations_say_so():
@@ -221,11 +239,12 @@ def test_measure_without_cuda_says_so():
     assert "--measure needs CUDA" in done.stdout
 
 
-def test_measure_path_runs_on_cpu():
+@pytest.mark.parametrize("shape, recipe_name", [("qwen2_vl", "qwen25vl3b"), ("qwen3_vl", "qwen3vl4b")])
+def test_measure_path_runs_on_cpu(shape, recipe_name):
     """The --measure run's plumbing (recipe -> GRPOConfig, one-GPU accumulation, data, trainer) on a tiny shape: a
     batch of 2 with 8 generations needs 4 accumulation steps on one device."""
-    recipe = {**read_recipe(memory_plan.RECIPES["qwen25vl3b"]), "max_completion_length": 4, "max_pixels": 50176}
-    result = memory_plan.measure_run(TINY_SPECS["qwen2_vl"], recipe, "full", device="cpu", steps=1)
+    recipe = {**read_recipe(memory_plan.RECIPES[recipe_name]), "max_completion_length": 4, "max_pixels": 50176}
+    result = memory_plan.measure_run(TINY_SPECS[shape], recipe, "full", device="cpu", steps=1)
     assert (result["per_device_train_batch_size"], result["gradient_accumulation_steps"]) == (2, 4)
     assert (result["beta"], result["max_completion_length"], result["mode"]) == (0.0, 4, "full")
     assert "peak_gib" not in result  # no memory figures without CUDA

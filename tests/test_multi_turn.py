@@ -242,7 +242,9 @@ def run_grpo(model, output_dir, *extra):
 
 
 @pytest.mark.slow
-def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwen2_vl, tmp_path, monkeypatch):
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])
+def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, request, tmp_path, monkeypatch):
+    model = request.getfixturevalue(f"tiny_{arch}")
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
     monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
     batches = []
@@ -255,14 +257,14 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwe
 
     monkeypatch.setattr(multi_turn_trainer.MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
     state = run_grpo(
-        tiny_qwen2_vl,
+        model,
         tmp_path,
         *("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80"),
         *("--per_device_train_batch_size", "4", "--num_generations", "2"),
         *("--reward_funcs", "turn_digits", "task_success", "episode_format"),
     )
     assert state["global_step"] == 2
-    before, after = load_file(tiny_qwen2_vl / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    before, after = load_file(model / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     changed = [name for name in before if not torch.equal(before[name], after[name])]
     assert len(changed) > len(before) // 2, f"only {len(changed)} of {len(before)} tensors changed"
     keys = {key for entry in state["log_history"] for key in entry}
@@ -293,6 +295,12 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(tiny_qwe
             expected = [1 if p in answers else 0 for p in range(length)]
             assert tool_mask[row, :length].tolist() == expected, f"row {row}: the tool tokens are not masked"
             assert len(episode.turns) < 2 or 0 in expected
+    # the trained folder plays held-out episodes through eval/test_phone.py
+    from r1_gui.evaluation.episode_cli import main as evaluate_phone
+
+    metrics = evaluate_phone(["--model_name_or_path", str(tmp_path), "--output_dir", str(tmp_path / "phone"),
+                              "--episodes", "2", "--max_turns", "2", "--max_new_tokens", "16", "--max_pixels", "12544"])  # fmt: skip
+    assert metrics["episodes"] == 2 and (tmp_path / "phone" / "episodes.jsonl").is_file()
 
 
 def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_vl, tmp_path):
@@ -305,7 +313,8 @@ def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_
 
 
 @pytest.mark.slow
-def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_path):
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # Qwen3-VL: deepstack at each turn's image tokens
+def test_each_turn_is_scored_in_its_own_context(arch, request, tmp_path):
     """The loss pass's log-probabilities of a row are, turn by turn, those of the turn's answer given the context
     it was generated from (its own screenshots), and 0 on the tool-response tokens."""
     from datasets import Dataset
@@ -318,7 +327,9 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
         output_dir=str(tmp_path), use_cpu=True, bf16=False, num_generations=2, per_device_train_batch_size=2,
         max_completion_length=80, report_to="none", temperature=0.7,
     )  # fmt: skip
-    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl, dtype=torch.float32)
+    folder = request.getfixturevalue(f"tiny_{arch}")
+    processor = load_processor(folder, min_pixels=3136, max_pixels=12544, chat_template=CHAT_TEMPLATE)
+    model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32)
     trainer = multi_turn_trainer.MultiTurnGRPOTrainer(
         model=model,
         reward_funcs=rewards.get_reward_funcs(["task_success"]),
@@ -356,7 +367,7 @@ def test_each_turn_is_scored_in_its_own_context(tiny_qwen2_vl, processor, tmp_pa
 
 
 @pytest.mark.parametrize(
-    "recipe", ["tiny_cpu_phone_grpo.yaml", "qwen25vl3b_phone_grpo.yaml", "qwen3vl8b_style_phone_grpo.yaml"]
+    "recipe", ["tiny_cpu_phone_grpo.yaml", "qwen25vl3b_phone_grpo.yaml", "qwen3vl8b_phone_grpo.yaml"]
 )
 def test_phone_recipes_parse_and_fit_their_token_budget(recipe):
     from r1_gui.multi_turn.train import check_multi_turn
@@ -454,10 +465,14 @@ def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_fast_multi_turn_demo_writes_its_report(tmp_path):
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # --arch: the demo's model family
+def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path):
+    from dataclasses import replace
+
     from r1_gui.multi_turn.demo import MultiTurnDemoConfig, expert_examples, run_multi_turn_demo
 
-    report = run_multi_turn_demo(tmp_path, seed=0, config=MultiTurnDemoConfig.fast())
+    report = run_multi_turn_demo(tmp_path, seed=0, config=replace(MultiTurnDemoConfig.fast(), arch=arch))
+    assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == arch
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
     assert {"success_rate", "per_task", "turn_parse_rate"} <= set(saved["grpo"])

@@ -17,6 +17,7 @@ from r1_gui.processing import (
     GUIVLProcessor,
     load_processor,
     pixel_bounds,
+    resize_factor,
     stock_processor_configs_resolve,
 )
 
@@ -43,21 +44,25 @@ def image_token_count(processor, image):
 @pytest.mark.parametrize(
     "size, max_pixels, expected_hw",
     [
-        ((1080, 2400), 501760, (1036, 448)),  # the R1-V-GUI setting: docs/notes.md gives 448x1036
-        ((1080, 2400), 12845056, (2408, 1092)),  # Qwen's default max: 1092x2408
+        # the R1-V-GUI setting: docs/notes.md gives 448x1036 (14-pixel patches); Qwen3-VL's 32-pixel tokens give 448x1024
+        ((1080, 2400), 501760, {28: (1036, 448), 32: (1024, 448)}),
+        ((1080, 2400), 12845056, {28: (2408, 1092), 32: (2400, 1088)}),  # Qwen's default max
         ((1080, 2400), 50176, None),  # a small budget, checked against the formula only
         ((1440, 3120), 1003520, None),  # a taller, larger phone
     ],
 )
 def test_screenshot_gives_the_smart_resize_number_of_image_tokens(tiny_model, size, max_pixels, expected_hw):
     processor = load_processor(tiny_model, max_pixels=max_pixels)
+    patch = processor.image_processor.patch_size
+    model_type = json.loads((tiny_model / "config.json").read_text())["model_type"]
+    assert resize_factor(processor) == 2 * patch == {"qwen2_vl": 28, "qwen2_5_vl": 28, "qwen3_vl": 32}[model_type]
     width, height = size
-    h, w = smart_resize_by_hand(height, width, max_pixels=max_pixels)
+    h, w = smart_resize_by_hand(height, width, factor=2 * patch, max_pixels=max_pixels)
     if expected_hw is not None:
-        assert (h, w) == expected_hw
+        assert (h, w) == expected_hw[2 * patch]
     tokens, grid = image_token_count(processor, Image.new("RGB", size, "gray"))
-    assert grid == [1, h // 14, w // 14]
-    assert tokens == (h // 28) * (w // 28)
+    assert grid == [1, h // patch, w // patch]
+    assert tokens == (h // (2 * patch)) * (w // (2 * patch))
 
 
 def test_min_pixels_enlarges_a_tiny_image(tiny_qwen2_vl):
@@ -86,33 +91,35 @@ QWEN_IMAGE_SETTINGS = {
     "image_mean": [0.48145466, 0.4578275, 0.40821073],
     "image_std": [0.26862954, 0.26130258, 0.27577711],
 }
+# Qwen/Qwen3-VL-8B-Instruct's preprocessor_config.json: 16-pixel patches, mean and std 0.5
+QWEN3_IMAGE_SETTINGS = {**QWEN_IMAGE_SETTINGS, "patch_size": 16, "image_mean": [0.5] * 3, "image_std": [0.5] * 3}
+# per architecture: (image settings, image_processor_type, video_processor_type, stock chat template in trl's wheel)
+UPSTREAM = {
+    "qwen2_vl": (QWEN_IMAGE_SETTINGS, "Qwen2VLImageProcessor", "Qwen2VLVideoProcessor", "qwen2_5_vl"),
+    "qwen2_5_vl": (QWEN_IMAGE_SETTINGS, "Qwen2VLImageProcessor", "Qwen2VLVideoProcessor", "qwen2_5_vl"),
+    "qwen3_vl": (QWEN3_IMAGE_SETTINGS, "Qwen2VLImageProcessorFast", "Qwen3VLVideoProcessor", "qwen3_vl"),
+}
 
 
 def make_upstream_layout(
     tiny_folder, out, processor_class, model_type, max_pixels=12845056, video_config=False, template_in="chat_template"
 ):
-    """A folder laid out like Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-3B-Instruct or xlangai/Aguvis-7B-720P on the Hub
-    (pre-5.x files: a flat preprocessor_config.json, no processor_config.json). video_config adds the
-    video_preprocessor_config.json that later Hub revisions carry; template_in says where the chat template lives
-    (chat_template.json, or tokenizer_config.json as older fine-tunes keep it)."""
+    """A folder laid out like Qwen/Qwen2-VL-7B-Instruct, Qwen2.5-VL-3B-Instruct, Qwen3-VL-8B-Instruct or
+    xlangai/Aguvis-7B-720P on the Hub (a flat preprocessor_config.json, no processor_config.json). video_config adds
+    the video_preprocessor_config.json that later Hub revisions (and every Qwen3-VL one) carry; template_in says where
+    the chat template lives (chat_template.json, or tokenizer_config.json as older fine-tunes keep it)."""
+    settings, image_type, video_type, template = UPSTREAM[model_type]
     out.mkdir()
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(tiny_folder / name, out / name)
     bounds = {"min_pixels": 3136, "max_pixels": max_pixels}
     (out / "preprocessor_config.json").write_text(
-        json.dumps(
-            {
-                **bounds,
-                **QWEN_IMAGE_SETTINGS,
-                "image_processor_type": "Qwen2VLImageProcessor",
-                "processor_class": processor_class,
-            }
-        )
+        json.dumps({**bounds, **settings, "image_processor_type": image_type, "processor_class": processor_class})
     )
     if video_config:
-        video = {**bounds, **QWEN_IMAGE_SETTINGS, "video_processor_type": "Qwen2VLVideoProcessor"}
+        video = {**bounds, **settings, "video_processor_type": video_type}
         (out / "video_preprocessor_config.json").write_text(json.dumps({**video, "processor_class": processor_class}))
-    stock = resources.files("trl").joinpath("chat_templates/qwen2_5_vl.jinja").read_text()
+    stock = resources.files("trl").joinpath(f"chat_templates/{template}.jinja").read_text()
     if template_in == "chat_template":
         (out / "chat_template.json").write_text(json.dumps({"chat_template": stock}))
     else:
@@ -195,6 +202,11 @@ FOLDER_KINDS = [
     ("aguvis", "qwen2_vl", "Qwen2VLProcessor", 1003520),
     # a checkpoint the stock processor saved under transformers 5 (nested image and video settings)
     ("stock-saved", "qwen2_5_vl", "Qwen2_5_VLProcessor", 501760),
+    # Qwen3-VL: r1_gui's tiny folder, a trainer's checkpoint, Qwen/Qwen3-VL-8B-Instruct's layout (with its video
+    # processor config, as every Qwen3-VL revision has one)
+    ("tiny", "qwen3_vl", "Qwen3VLProcessor", 200704),
+    ("checkpoint", "qwen3_vl", "Qwen3VLProcessor", 501760),
+    ("upstream+video", "qwen3_vl", "Qwen3VLProcessor", 16777216),
 ]
 
 
@@ -218,17 +230,23 @@ def test_every_kind_of_folder_resolves_for_the_stock_processor_and_loads_without
     folder = make_folder(
         kind, arch, processor_class, max_pixels, request.getfixturevalue("tiny_" + arch), tmp_path / "f"
     )
+    settings, image_type, video_type, _ = UPSTREAM[arch]
     image_config, _ = ImageProcessingMixin.get_image_processor_dict(str(folder))
-    assert image_config["image_processor_type"] == "Qwen2VLImageProcessor"
-    assert stock_video_processor_class(folder) == "Qwen2VLVideoProcessor"
+    assert image_config["image_processor_type"] == (
+        image_type if kind.startswith("upstream") else "Qwen2VLImageProcessor"
+    )
+    assert stock_video_processor_class(folder) == video_type
     assert stock_processor_class(folder) == processor_class
     assert stock_processor_configs_resolve(folder)
     processor = load_processor(folder)  # GUIVLProcessor: this machine has no torchvision
     assert isinstance(processor, GUIVLProcessor)
     assert pixel_bounds(processor) == (3136, max_pixels)
+    patch = settings["patch_size"]
+    image_processor = processor.image_processor
+    assert (image_processor.patch_size, list(image_processor.image_mean)) == (patch, settings["image_mean"])
     tokens, grid = image_token_count(processor, Image.new("RGB", (1080, 2400)))
-    h, w = smart_resize_by_hand(2400, 1080, max_pixels=max_pixels)
-    assert grid == [1, h // 14, w // 14] and tokens == (h // 28) * (w // 28)
+    h, w = smart_resize_by_hand(2400, 1080, factor=2 * patch, max_pixels=max_pixels)
+    assert grid == [1, h // patch, w // patch] and tokens == (h // (2 * patch)) * (w // (2 * patch))
 
 
 def test_saved_folder_gives_the_video_processor_the_image_settings(tiny_qwen2_5_vl, tmp_path):
@@ -280,10 +298,12 @@ def test_video_inputs_are_refused_with_a_reason(tiny_qwen2_vl):
         processor(text=["hi"], videos=[[Image.new("RGB", (28, 28))]])
 
 
-def test_our_template_renders_plain_chats_exactly_like_qwens(tiny_qwen2_vl):
-    """Without Aguvis channels, r1_gui's template is the stock Qwen2.5-VL one, token for token."""
-    processor = load_processor(tiny_qwen2_vl)
-    stock = resources.files("trl").joinpath("chat_templates/qwen2_5_vl.jinja").read_text()
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])
+def test_our_template_renders_plain_chats_exactly_like_qwens(arch, request):
+    """Without Aguvis channels, r1_gui's template is the stock Qwen2.5-VL one, token for token, and Qwen3-VL's for
+    every chat that starts with a system message (every prompt r1_gui builds does)."""
+    processor = load_processor(request.getfixturevalue(f"tiny_{arch}"))
+    stock = resources.files("trl").joinpath(f"chat_templates/{UPSTREAM[arch][3]}.jinja").read_text()
     chats = [
         [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Open Clock"}]}],
         [
@@ -299,6 +319,8 @@ def test_our_template_renders_plain_chats_exactly_like_qwens(tiny_qwen2_vl):
             theirs = processor.apply_chat_template(
                 chat, tokenize=False, add_generation_prompt=generation_prompt, chat_template=stock
             )
+            if arch == "qwen3_vl" and chat[0]["role"] != "system":  # Qwen3-VL's template adds no default system
+                theirs = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" + theirs
             assert ours == theirs
 
 

@@ -5,11 +5,15 @@ import pytest
 from r1_gui.actions import Action, coordinate_tolerance, extract_action, format_action, same_arguments
 from r1_gui.prompts import (
     AGUVIS_SYSTEM_PROMPT,
+    MOBILE_USE_ROLE,
     attach_image,
     build_prompt,
     build_target,
     chat_template_kwargs,
     default_coordinates,
+    default_prompt_style,
+    mobile_use_tool,
+    resolve_prompt_style,
     stop_token,
 )
 from r1_gui.rewards import REWARD_FUNCS
@@ -28,10 +32,70 @@ PROBLEM = (
         ("qwen2_vl", "mobile_use", "grid999"),  # the mobile_use tool's grid
         ("qwen2_5_vl", "think_answer", "pixels"),  # Qwen2.5-VL: pixels of the resized screenshot
         ("qwen2_5_vl", "aguvis", "pixels"),
+        ("qwen3_vl", "mobile_use", "grid999"),  # Qwen3-VL's mobile agent: the 999x999 screen
+        ("qwen3_vl", "think_answer", "grid999"),  # the architecture's grid, whatever the style
+        ("qwen3_vl_moe", "aguvis", "grid999"),
+        ("", "think_answer", "grid1000"),  # no model (a predictions file): from the style alone
     ],
 )
 def test_default_coordinates(model_type, style, expected):
     assert default_coordinates(model_type, style) == expected
+
+
+@pytest.mark.parametrize(
+    "asked, model_type, expected",
+    [
+        ("auto", "qwen3_vl", "mobile_use"),  # Qwen3-VL was trained for GUI work in the mobile_use format
+        ("auto", "qwen3_vl_moe", "mobile_use"),
+        ("auto", "qwen2_vl", "aguvis"),  # Aguvis-7B's own; the default before auto, unchanged
+        ("auto", "qwen2_5_vl", "aguvis"),
+        ("auto", None, "aguvis"),  # no model: as before
+        ("think_answer", "qwen3_vl", "think_answer"),  # a named style is kept
+    ],
+)
+def test_auto_prompt_style_follows_the_architecture(asked, model_type, expected):
+    assert resolve_prompt_style(asked, model_type) == expected
+    if asked == "auto":
+        assert default_prompt_style(model_type) == expected
+
+
+def test_an_unknown_prompt_style_is_refused_even_with_a_model():
+    with pytest.raises(ValueError, match="valid styles: aguvis, think_answer, mobile_use"):
+        resolve_prompt_style("qwen3", "qwen3_vl")
+
+
+@pytest.mark.parametrize(
+    "coordinates, screen_size, resolution",
+    [
+        ("grid999", None, "The screen's resolution is 999x999"),  # Qwen3-VL's mobile agent
+        ("pixels", (448, 1036), "The screen's resolution is 448x1036"),  # Qwen2.5-VL: the resized screenshot
+        ("normalized", None, "Coordinates are fractions of the screen width"),  # no resolution to state
+    ],
+)
+def test_mobile_use_system_message_is_qwen3_vls_own_rendering_of_the_tool(
+    tiny_qwen3_vl, coordinates, screen_size, resolution
+):
+    """The mobile_use system message is what Qwen3-VL's own chat template writes for a system message and the
+    mobile_use tool (passed as `tools`): the layout its mobile agent was trained on."""
+    from importlib import resources
+
+    from r1_gui.processing import load_processor
+
+    processor = load_processor(tiny_qwen3_vl)
+    stock = resources.files("trl").joinpath("chat_templates/qwen3_vl.jinja").read_text()
+    tool = mobile_use_tool(coordinates, screen_size)
+    assert resolution in tool["function"]["description"]
+    user = {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": PROBLEM}]}
+    ours = build_prompt(PROBLEM, "mobile_use", coordinates, screen_size)
+    ours = processor.apply_chat_template(attach_image(ours), tokenize=False, add_generation_prompt=True)
+    theirs = processor.apply_chat_template(
+        [{"role": "system", "content": MOBILE_USE_ROLE}, user],
+        tools=[tool],
+        tokenize=False,
+        add_generation_prompt=True,
+        chat_template=stock,
+    )
+    assert ours == theirs
 
 
 def test_aguvis_prompt_is_aguvis_system_then_the_human_turn():

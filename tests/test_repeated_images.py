@@ -168,7 +168,7 @@ def test_distinct_images(contents, grids, distinct, inverse):
 
 
 # ---- the vision tower ---------------------------------------------------------------------------------------------
-@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl"])
+@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])
 def tiny_with_processor(request):
     from transformers import AutoModelForImageTextToText
 
@@ -233,7 +233,10 @@ def test_loss_pass_encodes_each_image_once_with_the_full_batch_gradient(tiny_wit
     model.train()
     inputs = batch_of(processor, [screen(i) for i in copies])
     patches = inputs["image_grid_thw"].prod(-1).tolist()
-    weights = torch.randn(model(**inputs).logits.shape, generator=torch.Generator().manual_seed(0))
+    plain_logits = model(**inputs).logits
+    weights = torch.randn(plain_logits.shape, generator=torch.Generator().manual_seed(0))
+    with encode_each_image_once(model, with_gradients=True):  # the log-probs of the loss pass are the same values
+        torch.testing.assert_close(model(**inputs).logits, plain_logits, rtol=0, atol=0)
     seen = count_encoded_patches(model)
     expected = gradients_of(model, inputs, weights)
     with encode_each_image_once(model, with_gradients=True):
@@ -242,6 +245,8 @@ def test_loss_pass_encodes_each_image_once_with_the_full_batch_gradient(tiny_wit
     assert seen == [sum(patches), sum(patches[index] for index in sorted(first.values()))]
     assert expected.keys() == got.keys()
     assert any(name.startswith(("visual.", "model.visual.")) for name in expected)  # the encoder is in it
+    if model.config.model_type == "qwen3_vl":  # the deepstack mergers feed the language model's first layers
+        assert any(".deepstack_merger_list." in name for name in expected)
     for name in expected:
         assert_same_gradient(got[name], expected[name], name)
 

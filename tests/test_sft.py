@@ -56,22 +56,37 @@ def test_think_answer_targets_use_the_model_coordinates(tiny_qwen2_5_vl, synthet
     assert f"x={round(action['x'] * width)}" in learned  # pixels of that resized screenshot, as integers
 
 
+def test_qwen3_vl_learns_mobile_use_calls_on_its_grid_and_a_scroll_as_its_swipe(tiny_qwen3_vl, synthetic_dataset):
+    from r1_gui.actions import Action, extract_action
+
+    rows = load_gui_dataset(synthetic_dataset, "train")
+    actions = [json.loads(row["action_json"])["type"] for row in rows]
+    scroll = actions.index("scroll")  # the fixture holds scrolls, which mobile_use has no action for
+    processor, train, batch = sft_batch(tiny_qwen3_vl, synthetic_dataset, "mobile_use", "grid999", rows=scroll + 1)
+    for i in (0, scroll):
+        learned = processor.tokenizer.decode(batch["input_ids"][i][batch["labels"][i] != -100])
+        assert learned.startswith("Thought: ") and learned.endswith("</tool_call><|im_end|>\n")
+        taught = extract_action(learned.removesuffix("<|im_end|>\n"), coordinates="grid999")
+        expected = Action.from_dict(json.loads(rows[i]["action_json"]))
+        if i == scroll:  # taught as the swipe that moves the content the same way
+            assert taught.type == "swipe" and expected.type == "scroll"
+        else:
+            assert taught.type == expected.type
+
+
 @pytest.mark.slow
-def test_sft_trains_and_saves(tiny_qwen2_vl, synthetic_dataset, tmp_path):
-    argv = [
-        "--config",
-        str(RECIPE),
-        "--model_name_or_path",
-        str(tiny_qwen2_vl),
-        "--dataset_name",
-        str(synthetic_dataset),
-    ]
+@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])
+def test_sft_trains_and_saves(arch, request, synthetic_dataset, tmp_path):
+    model = request.getfixturevalue(f"tiny_{arch}")
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(model), "--dataset_name", str(synthetic_dataset)]
+    if arch == "qwen3_vl":  # its own format: mobile_use calls on the 999 grid (scrolls as swipes)
+        argv += ["--prompt_style", "auto", "--coordinates", "auto"]
     main(*parse_sft_arguments([*argv, "--output_dir", str(tmp_path), "--max_steps", "4", "--logging_steps", "1"]))
     state = json.loads((tmp_path / "trainer_state.json").read_text())
     losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
     assert len(losses) == 4 and all(loss > 0 for loss in losses)
     assert losses[-1] < losses[0], "a learning rate of 1e-3 on a random model must lower the loss in 4 steps"
-    before, after = load_file(tiny_qwen2_vl / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    before, after = load_file(model / "model.safetensors"), load_file(tmp_path / "model.safetensors")
     assert any(not torch.equal(before[name], after[name]) for name in before)
     assert (tmp_path / "processor_config.json").is_file() and (tmp_path / "chat_template.jinja").is_file()
     assert stock_processor_configs_resolve(tmp_path)  # the stock processor loads it where torchvision works

@@ -1,4 +1,4 @@
-"""Tiny offline models: both architectures build, save, reload under HF_HUB_OFFLINE=1 and generate."""
+"""Tiny offline models: every architecture builds, saves, reloads under HF_HUB_OFFLINE=1 and generates."""
 
 import json
 import socket
@@ -11,10 +11,23 @@ from PIL import Image
 from transformers import AutoModelForImageTextToText
 
 from r1_gui.processing import load_processor
-from r1_gui.tiny import AGUVIS_SPECIAL_TOKENS, QWEN_SPECIAL_TOKENS, SIZES, _mrope_section
+from r1_gui.tiny import (
+    AGUVIS_SPECIAL_TOKENS,
+    ARCHS,
+    QWEN_SPECIAL_TOKENS,
+    SIZES,
+    _interleaved_mrope_section,
+    _mrope_section,
+)
+
+ALL_ARCHS = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"]
 
 
-@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl"])
+def test_every_architecture_r1_gui_trains_has_a_tiny_builder():
+    assert list(ARCHS) == ALL_ARCHS
+
+
+@pytest.mark.parametrize("arch", ALL_ARCHS)
 def test_config_has_the_architecture_and_tokenizer_ids(arch, request):
     folder = request.getfixturevalue(f"tiny_{arch}")
     config = json.loads((folder / "config.json").read_text())
@@ -43,7 +56,7 @@ def test_digits_are_single_tokens_like_qwen(tiny_qwen2_vl):
     assert tokens[-3:] == ["9", "6", "3"]
 
 
-@pytest.mark.parametrize("arch", ["qwen2_vl", "qwen2_5_vl"])
+@pytest.mark.parametrize("arch", ALL_ARCHS)
 def test_reloads_offline_and_generates_from_a_screenshot(arch, request):
     folder = request.getfixturevalue(f"tiny_{arch}")
     model = AutoModelForImageTextToText.from_pretrained(folder)
@@ -72,16 +85,32 @@ def test_small_size_has_a_few_million_parameters():
     from r1_gui.tiny import build_config, build_tokenizer
 
     tokenizer = build_tokenizer(SIZES["small"].vocab, CHAT_TEMPLATE)
-    with torch.device("meta"):
-        model = AutoModelForImageTextToText.from_config(build_config("qwen2_5_vl", SIZES["small"], tokenizer))
-    n_params = sum(p.numel() for p in model.parameters())
-    assert 2e6 < n_params < 10e6
+    for arch in ("qwen2_5_vl", "qwen3_vl"):
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(build_config(arch, SIZES["small"], tokenizer))
+        n_params = sum(p.numel() for p in model.parameters())
+        assert 2e6 < n_params < 10e6, arch
 
 
 @pytest.mark.parametrize("head_dim", [16, 64, 128])
 def test_mrope_section_sums_to_half_the_head_dim(head_dim):
     assert sum(_mrope_section(head_dim)) == head_dim // 2
     assert _mrope_section(128) == [16, 24, 24]  # Qwen2-VL-7B's split
+    # Qwen3-VL interleaves: height and width take every third frequency, so each fits in a third of them
+    temporal, height, width = _interleaved_mrope_section(head_dim)
+    assert temporal + height + width == head_dim // 2 and height == width and 3 * height <= head_dim // 2
+    assert _interleaved_mrope_section(128) == [24, 20, 20]  # Qwen3-VL-8B's split
+
+
+def test_qwen3_vl_keeps_its_own_traits_at_tiny_scale(tiny_qwen3_vl, tiny_qwen3_vl_moe):
+    """Deepstack from every vision block, 16-pixel patches with mean/std 0.5, and (MoE) 2 of 4 experts."""
+    config = json.loads((tiny_qwen3_vl / "config.json").read_text())
+    assert config["vision_config"]["deepstack_visual_indexes"] == [0, 1]
+    assert config["text_config"]["rope_parameters"]["mrope_interleaved"] is True
+    processor = load_processor(tiny_qwen3_vl)
+    assert processor.image_processor.patch_size == 16 and list(processor.image_processor.image_mean) == [0.5] * 3
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_vl_moe)
+    assert (model.config.text_config.num_experts, model.config.text_config.num_experts_per_tok) == (4, 2)
 
 
 def test_cli_builds_a_folder(tmp_path):

@@ -19,7 +19,7 @@ from r1_gui.vision_attention import BATCHED_WINDOWS, apply_vision_attention, use
 SIZES = [(56 * 5, 112 * 3), (56 * 3, 56 * 7), (56 * 5, 112 * 3)]
 
 
-@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl"])
+@pytest.fixture(params=["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])  # one image per call, windows, one image per call
 def tiny_vision(request):
     from transformers import AutoModelForImageTextToText
 
@@ -124,6 +124,38 @@ def test_unknown_vision_attention_names_the_flag(tiny_qwen2_5_vl, choice):
         apply_vision_attention(torch.nn.Linear(2, 2), choice, "cuda")
     with pytest.raises(ValueError, match="--vision_attention"):
         GUIModelConfig(model_name_or_path=str(tiny_qwen2_5_vl), vision_attention=choice)
+
+
+@pytest.mark.parametrize(
+    "attn_implementation, refused",
+    [
+        (None, False),  # transformers' default: sdpa
+        ("sdpa", False),
+        ("eager", True),  # no sdpa calls to batch
+        ("flash_attention_2", True),  # already one varlen call for all windows
+    ],
+)
+def test_batched_windows_is_refused_before_loading_where_it_cannot_apply(tiny_qwen3_vl, attn_implementation, refused):
+    settings = {"model_name_or_path": str(tiny_qwen3_vl), "attn_implementation": attn_implementation}
+    if not refused:
+        GUIModelConfig(**settings, vision_attention="batched_windows")
+        return
+    with pytest.raises(ValueError, match=f"batched_windows does not apply: .*{attn_implementation}.*use auto or model"):
+        GUIModelConfig(**settings, vision_attention="batched_windows")
+    GUIModelConfig(**settings, vision_attention="auto")  # auto leaves such a tower alone
+
+
+def test_batched_windows_asked_for_on_a_tower_it_cannot_batch_is_one_user_error(tiny_qwen3_vl):
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.cli_errors import UserError
+
+    eager = AutoModelForImageTextToText.from_pretrained(tiny_qwen3_vl, attn_implementation="eager")
+    assert not apply_vision_attention(eager, "auto", "cuda")  # auto: left as it is
+    with pytest.raises(UserError, match="batched_windows does not apply: the vision tower runs eager attention"):
+        apply_vision_attention(eager, "batched_windows", "cpu")
+    with pytest.raises(UserError, match="batched_windows does not apply: no Qwen-VL vision tower"):
+        apply_vision_attention(torch.nn.Linear(2, 2), "batched_windows", "cuda")
 
 
 def test_a_model_saved_with_batched_windows_loads_with_sdpa(tiny_qwen2_5_vl, tmp_path):

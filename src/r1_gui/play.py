@@ -77,13 +77,12 @@ class ModelPolicy:
 
         from r1_gui.actions import extract_action
         from r1_gui.envs.render import caption
-        from r1_gui.evaluation.samples import screen_size
         from r1_gui.prompts import PROBLEM_TEMPLATE, history_text
 
         problem = PROBLEM_TEMPLATE.format(instruction=observation["instruction"], history=history_text(self.history))
         screenshot = Image.fromarray(observation["screenshot"])
         output = self.generator.generate([{"problem": problem, "image": screenshot}])[0]
-        resized = screen_size(screenshot.size, self.generator.min_pixels, self.generator.max_pixels)
+        resized = self.generator.screen_size(screenshot.size)
         action = extract_action(output, coordinates=self.generator.coordinates, image_size=resized)
         self.history.append(caption(action) if action is not None else "(no action)")
         return action if action is not None else output

@@ -1,11 +1,13 @@
 """The one processor loader of r1_gui: Qwen-VL processors with or without torchvision, with min/max pixels.
 
-The stock `Qwen2VLProcessor` / `Qwen2_5_VLProcessor` require a video processor, and the video processor requires
+The stock `Qwen2VLProcessor` / `Qwen2_5_VLProcessor` / `Qwen3VLProcessor` require a video processor, and the video processor requires
 torchvision, of which there is no CPU build on PyPI. `AutoProcessor.from_pretrained` then raises, or quietly returns
 the bare tokenizer, and TRL treats the model as text-only (`KeyError: 'pixel_values'`). `GUIVLProcessor` is the
 Qwen-VL processor without the video half: image processor (PIL backend) + tokenizer + chat template. It reads our
-tiny folders and upstream Qwen2-VL, Aguvis and Qwen2.5-VL checkpoint folders, and saves folders that upstream code
-loads as the stock processor of their architecture. Where torchvision works, `load_processor` uses the stock one.
+tiny folders and upstream Qwen2-VL, Aguvis, Qwen2.5-VL and Qwen3-VL checkpoint folders, and saves folders that
+upstream code loads as the stock processor of their architecture. Where torchvision works, `load_processor` uses the
+stock one. For images the three stock processors do the same (Qwen3VLProcessor differs in its video half only); the
+architectures differ in the image processor's settings, which the folder carries (Qwen3-VL: 16-pixel patches).
 
     from r1_gui.processing import load_processor
     processor = load_processor("xlangai/Aguvis-7B-720P", max_pixels=501760)
@@ -28,6 +30,7 @@ from transformers.utils import IMAGE_PROCESSOR_NAME
 from transformers.video_processing_utils import BaseVideoProcessor
 
 from r1_gui.checkpoints import config_folder
+from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import resolve_model_path
 
 logger = logging.getLogger(__name__)
@@ -35,11 +38,18 @@ logger = logging.getLogger(__name__)
 CHAT_TEMPLATE = resources.files("r1_gui").joinpath("chat_template.jinja").read_text()
 
 # processor_class written into saved folders, so that stock transformers (with torchvision) loads them natively.
-STOCK_PROCESSOR_CLASS = {"qwen2_vl": "Qwen2VLProcessor", "qwen2_5_vl": "Qwen2_5_VLProcessor"}
+STOCK_PROCESSOR_CLASS = {
+    "qwen2_vl": "Qwen2VLProcessor",
+    "qwen2_5_vl": "Qwen2_5_VLProcessor",
+    **dict.fromkeys(QWEN3_VL_TYPES, "Qwen3VLProcessor"),
+}
+# The stock video processor, where transformers would not infer it from image_processor_type (which gives
+# Qwen2VLVideoProcessor, right for Qwen2-VL and Qwen2.5-VL): written into saved folders' preprocessor_config.json.
+STOCK_VIDEO_PROCESSOR_CLASS = dict.fromkeys(QWEN3_VL_TYPES, "Qwen3VLVideoProcessor")
 
 
 class GUIVLProcessor(Qwen2VLProcessor):
-    """Qwen2-VL / Qwen2.5-VL processor for images and text only (no video processor, so no torchvision).
+    """Qwen2-VL / Qwen2.5-VL / Qwen3-VL processor for images and text only (no video processor, so no torchvision).
 
     Differs from `Qwen2VLProcessor` only in that it holds no video processor: calling it with `videos=` is an error.
     For images the token expansion and outputs (`input_ids`, `pixel_values`, `image_grid_thw`) are the stock ones.
@@ -68,10 +78,13 @@ class GUIVLProcessor(Qwen2VLProcessor):
         video processor config (transformers reads video_preprocessor_config.json, else a `video_processor` entry of
         processor_config.json, else preprocessor_config.json), so every folder r1_gui saves (tiny models,
         checkpoints, final outputs: trl's trainers save through here) loads as the stock processor where torchvision
-        works; without it `GUIVLProcessor` reads the same folder."""
+        works; without it `GUIVLProcessor` reads the same folder. A Qwen3-VL folder also names its video processor
+        there (`STOCK_VIDEO_PROCESSOR_CLASS`), which transformers would otherwise infer as Qwen2-VL's."""
         files = super().save_pretrained(save_directory, *args, **kwargs)
         settings = json.loads(self.image_processor.to_json_string())
         settings["processor_class"] = self.to_dict()["processor_class"]
+        if self.model_type in STOCK_VIDEO_PROCESSOR_CLASS:
+            settings["video_processor_type"] = STOCK_VIDEO_PROCESSOR_CLASS[self.model_type]
         path = Path(save_directory) / IMAGE_PROCESSOR_NAME
         path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
         return [*files, str(path)]
@@ -152,10 +165,10 @@ def load_processor(
     """
     path = resolve_model_path(model_name_or_path)
     model_type = _model_type(config_folder(path))  # a LoRA adapter folder: its base model's type
-    if model_type not in STOCK_PROCESSOR_CLASS:
+    if model_type not in MODEL_TYPES:
         raise ValueError(
             f"{model_name_or_path} is not a Qwen-VL model folder: config.json has model_type {model_type!r}, "
-            f"expected one of {', '.join(STOCK_PROCESSOR_CLASS)}"
+            f"expected one of {', '.join(MODEL_TYPES)}"
         )
     if torchvision_works() and stock_processor_configs_resolve(path):
         from transformers import AutoProcessor
@@ -193,6 +206,14 @@ def set_pixel_bounds(processor, min_pixels: int | None = None, max_pixels: int |
     for name, value in (("min_pixels", size["shortest_edge"]), ("max_pixels", size["longest_edge"])):
         if hasattr(image_processor, name):
             setattr(image_processor, name, value)
+
+
+def resize_factor(processor) -> int:
+    """The side in pixels of one merged image token, which a screenshot's sides are rounded to (smart_resize's
+    factor): patch size x merge size, 28 for Qwen2-VL and Qwen2.5-VL (14 x 2), 32 for Qwen3-VL (16 x 2). Takes a
+    processor or its image processor."""
+    image_processor = getattr(processor, "image_processor", processor)
+    return int(image_processor.patch_size) * int(image_processor.merge_size)
 
 
 def pixel_bounds(processor) -> tuple[int, int]:

@@ -6,10 +6,13 @@ One module for training (GRPO and SFT) and evaluation, so a checkpoint is always
   writes pyautogui/mobile code on the `os` channel, ending the turn with `<|diff_marker|>`. Decoded with special tokens
   skipped, a completion reads "Thought: ...\\nAction: ...\\nassistantos\\npyautogui.click(x=0.5, y=0.3)".
 - `think_answer`: DeepSeek-R1 style, `<think>...</think><answer>pyautogui.click(...)</answer>`.
-- `mobile_use`: the Qwen mobile agent's "Thought/Action" lines and a `<tool_call>` JSON for the `mobile_use` tool.
+- `mobile_use`: the Qwen mobile agent's layout (Qwen3-VL's GUI format): the `mobile_use` tool declared in a
+  `<tools>` block whose description gives the screen's resolution in the model's coordinates, then the response
+  format, "Thought: ..." / "Action: ..." lines and one `<tool_call>` JSON.
 
-Coordinates follow the model (see `default_coordinates`): Aguvis prints fractions of the screen (0-1), Qwen2-VL a
-0-1000 grid, Qwen2.5-VL absolute pixels of the resized screenshot, the mobile_use tool a 999x999 grid.
+The defaults follow the architecture (`default_prompt_style`, `default_coordinates`; `--prompt_style auto` and
+`--coordinates auto`): Aguvis prints fractions of the screen (0-1) in the aguvis style, Qwen2-VL a 0-1000 grid,
+Qwen2.5-VL absolute pixels of the resized screenshot, Qwen3-VL the mobile_use tool on its 0-999 grid.
 """
 
 from __future__ import annotations
@@ -19,8 +22,20 @@ import re
 from typing import Any
 
 from r1_gui.actions import Action, format_action
+from r1_gui.actions.mobile_use import scroll_as_swipe
+from r1_gui.model_types import QWEN3_VL_TYPES
 
 PROMPT_STYLES = ("aguvis", "think_answer", "mobile_use")
+PROMPT_STYLE_CHOICES = ("auto", *PROMPT_STYLES)  # the flag's values: auto is the architecture's own style
+
+# What each architecture's checkpoints were trained to read and write for GUI work: (prompt style, coordinates);
+# coordinates None: from the prompt style (see default_coordinates). Keys: r1_gui.model_types.MODEL_TYPES.
+ARCHITECTURE_CONVENTIONS = {
+    "qwen2_vl": ("aguvis", None),  # Aguvis-7B (a Qwen2-VL) in its own style; base Qwen2-VL grounds on 0-1000
+    "qwen2_5_vl": ("aguvis", "pixels"),  # Qwen2.5-VL grounds in pixels of the resized screenshot
+    # Qwen3-VL (dense and MoE): its mobile agent's format, the mobile_use tool on a 0-999 grid
+    **dict.fromkeys(QWEN3_VL_TYPES, ("mobile_use", "grid999")),
+}
 
 # The human turn of Aguvis stage 2 without its "<image>\n" placeholder (docs/notes.md, "Aguvis stage-2 data"): the
 # `problem` column the builder writes and every step prompt reads.
@@ -127,50 +142,79 @@ _ACTION_LIST = (
     "mobile.terminate(status='success' or 'failure'), answer('')"
 )
 
-_MOBILE_USE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "mobile_use",
-        "description": "Use a touchscreen to interact with a mobile device. Coordinates are on a 999x999 grid "
-        "over the screenshot unless stated otherwise.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": [
-                        "click",
-                        "long_press",
-                        "swipe",
-                        "type",
-                        "answer",
-                        "system_button",
-                        "open",
-                        "wait",
-                        "terminate",
-                    ],
+# The mobile_use style's system message is this text followed by `tools_block([mobile_use_tool(...)])`: the layout
+# Qwen3-VL's own chat template gives a system message with the mobile_use tool (tests/test_prompts.py renders both).
+MOBILE_USE_ROLE = (
+    "You are a GUI agent operating a mobile phone: at each step you see the screen and take one action.\n\n"
+    "# Response format\n\nAnswer in three parts, in this order and with nothing else:\n"
+    "Thought: <why this is the next step, one sentence>\nAction: <the step in a few words>\n"
+    "<tool_call>...</tool_call> holding one mobile_use call.\n"
+    "When the task is done, or cannot be done, call the terminate action."
+)
+_MOBILE_USE_ACTIONS = ["click", "long_press", "swipe", "type", "answer", "system_button", "open", "wait", "terminate"]
+
+
+def mobile_use_tool(coordinates: str = "grid999", screen_size: tuple[int, int] | None = None) -> dict:
+    """The mobile_use tool's declaration; its description gives the screen's resolution in ``coordinates``, where
+    the Qwen mobile agent's declaration carries it (Qwen3-VL: 999x999)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": "mobile_use",
+            "description": _mobile_use_description(coordinates, screen_size),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": list(_MOBILE_USE_ACTIONS)},
+                    "coordinate": {"type": "array", "description": "(x, y) of the point to touch or swipe from"},
+                    "coordinate2": {"type": "array", "description": "(x, y) to swipe to"},
+                    "text": {"type": "string", "description": "text to type, the answer, or the app to open"},
+                    "button": {"type": "string", "enum": ["Back", "Home", "Enter"]},
+                    "time": {"type": "number", "description": "seconds to wait"},
+                    "status": {"type": "string", "enum": ["success", "failure"]},
                 },
-                "coordinate": {"type": "array", "description": "(x, y) of the point to touch or swipe from"},
-                "coordinate2": {"type": "array", "description": "(x, y) to swipe to"},
-                "text": {"type": "string", "description": "text to type, the answer, or the app to open"},
-                "button": {"type": "string", "enum": ["Back", "Home", "Enter"]},
-                "time": {"type": "number", "description": "seconds to wait"},
-                "status": {"type": "string", "enum": ["success", "failure"]},
+                "required": ["action"],
             },
-            "required": ["action"],
         },
-    },
-}
+    }
+
+
+def _mobile_use_description(coordinates: str, screen_size: tuple[int, int] | None) -> str:
+    """The tool's description: the screen's resolution on the model's grid (or in pixels of the screenshot it sees),
+    or for fractions the coordinates sentence."""
+    resolution = {"grid999": "999x999", "grid1000": "1000x1000"}.get(coordinates)
+    if coordinates == "pixels" and screen_size:
+        resolution = f"{screen_size[0]}x{screen_size[1]}"
+    head = "Use a touchscreen to interact with a mobile device."
+    if resolution is None:
+        return f"{head} {describe_coordinates(coordinates, screen_size)}"
+    return f"{head} The screen's resolution is {resolution}: x counts from the left edge, y from the top edge."
+
+
+def default_prompt_style(model_type: str | None) -> str:
+    """The prompt style a checkpoint was trained for GUI work in (``--prompt_style auto``): Qwen3-VL's mobile_use
+    format; aguvis for the others (Aguvis-7B's own, and r1_gui's default before `auto`)."""
+    return ARCHITECTURE_CONVENTIONS.get(model_type or "", ("aguvis", None))[0]
+
+
+def resolve_prompt_style(prompt_style: str, model_type: str | None) -> str:
+    """``prompt_style``, or for "auto" the architecture's (``default_prompt_style``); ValueError for an unknown one."""
+    if prompt_style == "auto":
+        return default_prompt_style(model_type)
+    check_style(prompt_style)
+    return prompt_style
 
 
 def default_coordinates(model_type: str, prompt_style: str) -> str:
     """The coordinate convention a checkpoint prints, from its architecture and prompt style.
 
-    Qwen2.5-VL grounds in absolute pixels of the resized screenshot; Aguvis (a Qwen2-VL model, prompted in the aguvis
-    style) in fractions 0-1; base Qwen2-VL on a 0-1000 grid. Override with --coordinates for other checkpoints.
+    Qwen2.5-VL grounds in absolute pixels of the resized screenshot; Qwen3-VL on a 0-999 grid (its mobile agent's
+    screen resolution); Aguvis (a Qwen2-VL model, prompted in the aguvis style) in fractions 0-1; base Qwen2-VL on
+    a 0-1000 grid. Override with --coordinates for other checkpoints.
     """
-    if model_type == "qwen2_5_vl":
-        return "pixels"
+    coordinates = ARCHITECTURE_CONVENTIONS.get(model_type or "", (None, None))[1]
+    if coordinates is not None:
+        return coordinates
     if prompt_style == "aguvis":
         return "normalized"
     if prompt_style == "mobile_use":
@@ -201,18 +245,24 @@ def system_prompt(style: str, coordinates: str = "normalized", screen_size: tupl
             f"action inside <answer> </answer>. Available actions: {_ACTION_LIST}. "
             + describe_coordinates(coordinates, screen_size)
         )
+    return f"{MOBILE_USE_ROLE}\n\n{tools_block([mobile_use_tool(coordinates, screen_size)])}"
+
+
+def tools_block(tools: list[dict]) -> str:
+    """The "# Tools" section Qwen's chat templates (Qwen2.5 and Qwen3-VL's alike) append to the system message when
+    given ``tools``: the declarations one JSON per line inside <tools>, then how to write a call."""
+    declarations = "".join(f"\n{json.dumps(tool)}" for tool in tools)
     return (
-        "You are a GUI agent operating a mobile phone.\n\n# Tools\n\nYou may call one or more functions to assist "
-        "with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
-        f"<tools>\n{json.dumps(_MOBILE_USE_TOOL)}\n</tools>\n\nFor each function call, return a json object with "
-        "function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-        '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n\n'
-        "Answer in the form:\nThought: <why>\nAction: <the action in words>\n<tool_call>...</tool_call>\n"
-        + describe_coordinates(coordinates, screen_size)
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        f"You are provided with function signatures within <tools></tools> XML tags:\n<tools>{declarations}\n"
+        "</tools>\n\nFor each function call, return a json object with function name and arguments within "
+        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": '
+        "<args-json-object>}\n</tool_call>"
     )
 
 
 def check_style(style: str) -> None:
+    """A ValueError naming the valid styles unless ``style`` is one (``auto`` is resolved before this)."""
     if style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {style!r}; valid styles: {', '.join(PROMPT_STYLES)}")
 
@@ -289,8 +339,8 @@ def build_target(
     """
     check_style(style)
     plan = (thought or "").strip() or f"Action: {action.type.replace('_', ' ')}."
-    if style == "mobile_use":
-        call = format_action(action, "mobile_use", coordinates=coordinates, image_size=screen_size)
+    if style == "mobile_use":  # mobile_use has no scroll: it is taught as the swipe that moves the content so
+        call = format_action(scroll_as_swipe(action), "mobile_use", coordinates=coordinates, image_size=screen_size)
         return [{"role": "assistant", "content": f"{_as_thought_action(plan)}\n{call}"}]
     code = format_action(action, "aguvis", coordinates=coordinates, image_size=screen_size)
     if style == "aguvis":

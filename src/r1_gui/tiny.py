@@ -1,13 +1,20 @@
-"""Random-weight Qwen2-VL / Qwen2.5-VL models built offline, for smoke tests, the test suite and the CPU demo.
+"""Random-weight Qwen2-VL / Qwen2.5-VL / Qwen3-VL models built offline, for smoke tests, the test suite and the demos.
 
     python -m r1_gui.tiny --arch qwen2_vl --out /tmp/tiny-qwen2vl
     python -m r1_gui.tiny --arch qwen2_5_vl --out /tmp/small-qwen25vl --size small
+    python -m r1_gui.tiny --arch qwen3_vl --out /tmp/tiny-qwen3vl          # also qwen3_vl_moe (Qwen3-VL-30B-A3B's kind)
 
 Nothing is downloaded: the tokenizer is a byte-level BPE trained on built-in GUI-agent text with the Qwen
 pre-tokenizer (single digits, so coordinates are spelled digit by digit as in real Qwen models), carrying every Qwen
 special token plus Aguvis's `<|recipient|>` and `<|diff_marker|>`; the chat template is r1_gui's (ChatML with
-Aguvis channels); the image processor is the PIL Qwen2-VL one with min/max pixels. The folder reloads with
-`AutoModelForImageTextToText.from_pretrained(DIR)` and `r1_gui.processing.load_processor(DIR)`, offline.
+Aguvis channels); the image processor is the PIL Qwen2-VL one with min/max pixels, set up as the architecture's
+checkpoints ship it (Qwen3-VL: 16-pixel patches, so 32-pixel merged tokens, and mean/std 0.5). The folder reloads
+with `AutoModelForImageTextToText.from_pretrained(DIR)` and `r1_gui.processing.load_processor(DIR)`, offline.
+
+Every architecture gets the same tokenizer and chat template, so the Qwen2-VL and Qwen2.5-VL folders are byte for
+byte what they were before Qwen3-VL was added. A Qwen3-VL model keeps its own traits at tiny scale: deepstack
+features from every vision block go into the first language-model layers, the rotary sections are interleaved,
+the vision position embeddings are a small learned grid, and the MoE variant routes each token to 2 of 4 experts.
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from r1_gui.cli_errors import cli_main
+from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import check_output_folder
 
 logger = logging.getLogger(__name__)
 
-ARCHS = ("qwen2_vl", "qwen2_5_vl")
+ARCHS = MODEL_TYPES  # every architecture r1_gui trains has a tiny builder
 
 # Qwen2-VL's special tokens, in Qwen's id order, then Aguvis's two channel tokens.
 QWEN_SPECIAL_TOKENS = (
@@ -98,6 +106,14 @@ def _mrope_section(head_dim: int) -> list[int]:
     temporal = half // 4
     height = (half - temporal) // 2
     return [temporal, height, half - temporal - height]
+
+
+def _interleaved_mrope_section(head_dim: int) -> list[int]:
+    """Qwen3-VL's interleaved split of head_dim/2 rotary frequencies: height and width each take every third one
+    (from the second and third), 20 of 64 in Qwen3-VL-8B ([24, 20, 20]); the temporal axis takes the rest."""
+    half = head_dim // 2
+    spatial = half * 20 // 64
+    return [half - 2 * spatial, spatial, spatial]
 
 
 def _corpus(n_lines: int = 4000, seed: int = 0) -> list[str]:
@@ -195,12 +211,15 @@ def _merges_of(bpe) -> list[tuple[str, str]]:
 def build_config(
     arch: str, size: ModelSize, tokenizer, text_overrides: dict | None = None, vision_overrides: dict | None = None
 ):
-    """A Qwen2-VL or Qwen2.5-VL config of the given shape whose token ids come from the tokenizer.
+    """A Qwen2-VL, Qwen2.5-VL or Qwen3-VL (dense or MoE) config of the given shape whose token ids come from the
+    tokenizer.
 
     text_overrides / vision_overrides replace or add fields a ModelSize does not carry (bench/gpu_step_profile.py
-    gives a real 3B's vocabulary size and vision blocks this way)."""
-    from transformers import Qwen2_5_VLConfig, Qwen2VLConfig
+    gives a real 3B's or 8B's vocabulary size and vision blocks this way)."""
+    from transformers import AutoConfig
 
+    if arch not in ARCHS:
+        raise ValueError(f"--arch must be one of {', '.join(ARCHS)}, got {arch!r}")
     head_dim = size.hidden // size.heads
     ids = tokenizer.convert_tokens_to_ids
     text_config = {
@@ -225,19 +244,39 @@ def build_config(
             "num_heads": size.vision_heads,
             "mlp_ratio": 2,
         }
-        config_class = Qwen2VLConfig
-    else:
+    else:  # Qwen2.5-VL and Qwen3-VL: a tower of the same shape, merged to the language model's width
         vision_config = {
             "depth": size.vision_depth,
             "hidden_size": size.vision_dim,
             "intermediate_size": size.vision_dim * 2,
             "num_heads": size.vision_heads,
             "out_hidden_size": size.hidden,
-            "fullatt_block_indexes": [size.vision_depth - 1],
-            "window_size": 112,
         }
-        config_class = Qwen2_5_VLConfig
-    return config_class(
+    if arch == "qwen2_5_vl":
+        vision_config.update(fullatt_block_indexes=[size.vision_depth - 1], window_size=112)
+    elif arch in QWEN3_VL_TYPES:
+        text_config["head_dim"] = head_dim
+        text_config["rope_parameters"] = {
+            "rope_type": "default",
+            "rope_theta": 5000000.0,
+            "mrope_section": _interleaved_mrope_section(head_dim),
+            "mrope_interleaved": True,
+        }
+        if arch == "qwen3_vl_moe":
+            text_config.update(
+                num_experts=4,
+                num_experts_per_tok=2,
+                moe_intermediate_size=size.intermediate // 4,
+                decoder_sparse_step=1,
+            )
+        vision_config.update(
+            patch_size=16,
+            num_position_embeddings=256,  # a 16 x 16 learned grid, resampled to each image (8B: 48 x 48)
+            # deepstack: every vision block feeds a language-model layer, at most one per layer (8B: 8, 16, 24)
+            deepstack_visual_indexes=list(range(min(size.vision_depth, size.layers))),
+        )
+    return AutoConfig.for_model(
+        arch,
         text_config={**text_config, **(text_overrides or {})},
         vision_config={**vision_config, **(vision_overrides or {})},
         image_token_id=ids("<|image_pad|>"),
@@ -245,6 +284,27 @@ def build_config(
         vision_start_token_id=ids("<|vision_start|>"),
         vision_end_token_id=ids("<|vision_end|>"),
         tie_word_embeddings=False,
+    )
+
+
+def build_image_processor(arch: str, min_pixels: int, max_pixels: int):
+    """The PIL Qwen-VL image processor of ``arch`` as its checkpoints configure it: Qwen2-VL and Qwen2.5-VL 14-pixel
+    patches and CLIP's mean/std, Qwen3-VL 16-pixel patches and mean/std 0.5 (both merge 2 x 2 patches per token)."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
+    if arch in QWEN3_VL_TYPES:
+        return Qwen2VLImageProcessorPil(size=size, patch_size=16, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+    return Qwen2VLImageProcessorPil(size=size)
+
+
+def build_processor(arch: str, tokenizer, min_pixels: int, max_pixels: int):
+    """r1_gui's image-only processor of ``arch`` (r1_gui.processing.GUIVLProcessor) with r1_gui's chat template."""
+    from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor
+
+    image_processor = build_image_processor(arch, min_pixels, max_pixels)
+    return GUIVLProcessor(
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE, model_type=arch
     )
 
 
@@ -262,9 +322,8 @@ def build_tiny_model(
     """
     import torch
     from transformers import AutoModelForImageTextToText, GenerationConfig
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor
+    from r1_gui.processing import CHAT_TEMPLATE
 
     if arch not in ARCHS:
         raise ValueError(f"--arch must be one of {', '.join(ARCHS)}, got {arch!r}")
@@ -283,9 +342,7 @@ def build_tiny_model(
         pad_token_id=config.text_config.pad_token_id,
         do_sample=False,
     )
-    image_processor = Qwen2VLImageProcessorPil(size={"shortest_edge": min_pixels, "longest_edge": max_pixels})
-    processor = GUIVLProcessor(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE)
-    processor.model_type = arch
+    processor = build_processor(arch, tokenizer, min_pixels, max_pixels)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)

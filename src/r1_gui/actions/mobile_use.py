@@ -17,8 +17,9 @@ Actions (arguments) and the action types they give:
 - ``wait`` (time, optional) -> wait (seconds)
 - ``terminate`` (status: success, failure; "fail" too) -> terminate
 
-Not expressible here (``format_mobile_use`` raises ValueError): scroll, the desktop types (double_click,
-right_click, move_to, drag_to), hotkey, and press with more than one key.
+Not expressible here (``format_mobile_use`` raises ValueError): scroll (``scroll_as_swipe`` gives the swipe that
+stands for it), the desktop types (double_click, right_click, move_to, drag_to), hotkey, and press with more than
+one key.
 """
 
 from __future__ import annotations
@@ -142,6 +143,20 @@ def _format_arguments(action: Action, coordinates: str, image_size: Sequence[flo
     if kind == "terminate":
         return {"action": "terminate", "status": action.status}
     raise ValueError(f"mobile_use format cannot express {action!r}")
+
+
+# mobile_use has no scroll: a scroll is written as the swipe through the screen centre that moves the content the
+# same way (PhoneEnv reads both alike: a swipe whose finger moves up scrolls down), and reads back as that swipe.
+SCROLL_SWIPES = {"down": (0.5, 0.7, 0.5, 0.3), "up": (0.5, 0.3, 0.5, 0.7), "right": (0.7, 0.5, 0.3, 0.5),
+                 "left": (0.3, 0.5, 0.7, 0.5)}  # fmt: skip
+
+
+def scroll_as_swipe(action: Action) -> Action:
+    """A scroll as its swipe (``SCROLL_SWIPES``), for writing it in mobile_use; any other action unchanged."""
+    if action.type == "scroll" and action.direction in SCROLL_SWIPES:
+        x, y, x2, y2 = SCROLL_SWIPES[action.direction]
+        return Action("swipe", x=x, y=y, x2=x2, y2=y2)
+    return action
 
 
 def format_mobile_use(action: Action, coordinates: str = "grid999", image_size: Sequence[float] | None = None) -> str:

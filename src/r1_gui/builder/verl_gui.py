@@ -9,7 +9,8 @@ grid the coordinates are on: 999 x 999 for the mobile_use tool, or the screensho
 ``extra_info`` has no ``expected_actions``; also found under ``reward_model.ground_truth``) and ``data_source``.
 
 Written files use the 999 grid, embed the screenshots, and read back to the same actions (tests/test_multi_turn.py),
-except scrolls, which mobile_use cannot express: they are written as the equivalent swipe (`SCROLL_SWIPES`).
+except scrolls, which mobile_use cannot express: they are written as the equivalent swipe
+(`r1_gui.actions.mobile_use.scroll_as_swipe`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from r1_gui.actions import Action, format_action, parse_action
+from r1_gui.actions.mobile_use import scroll_as_swipe
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_text
 
 from .guir1 import ImageColumn, history_steps, read_parquet_with, row_screenshot
@@ -151,18 +153,9 @@ def verl_gui_example(
     )
 
 
-# mobile_use has no scroll: a scroll is written as the swipe through the screen centre that moves the content the
-# same way (PhoneEnv reads both alike: a swipe whose finger moves up scrolls down), and reads back as that swipe.
-SCROLL_SWIPES = {"down": (0.5, 0.7, 0.5, 0.3), "up": (0.5, 0.3, 0.5, 0.7), "right": (0.7, 0.5, 0.3, 0.5),
-                 "left": (0.3, 0.5, 0.7, 0.5)}  # fmt: skip
-
-
 def mobile_use_arguments(action: Action) -> dict:
     """The mobile_use arguments of an action, coordinates on the 999 grid (a scroll as its swipe)."""
-    if action.type == "scroll" and action.direction in SCROLL_SWIPES:
-        x, y, x2, y2 = SCROLL_SWIPES[action.direction]
-        action = Action("swipe", x=x, y=y, x2=x2, y2=y2)
-    call = format_action(action, "mobile_use", coordinates="grid999")
+    call = format_action(scroll_as_swipe(action), "mobile_use", coordinates="grid999")
     body = call.split("<tool_call>", 1)[1].rsplit("</tool_call>", 1)[0]
     return json.loads(body)["arguments"]
 

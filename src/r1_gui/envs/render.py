@@ -44,9 +44,11 @@ def wrapped(text: str, width: int, lines: int) -> list[str]:
     ends the last line with "…" (a word longer than a line is split)."""
     rows = textwrap.wrap(" ".join(str(text).split()), width, break_long_words=True, break_on_hyphens=False)
     if len(rows) > lines:
-        rows = rows[: lines - 1] + [textwrap.shorten(" ".join(rows[lines - 1 :]), width, placeholder=" …")]
-        if not rows[-1].strip(" …"):  # one long word: keep its start
-            rows[-1] = " ".join(rows[lines - 1 :])[: width - 1] + "…"
+        rest = " ".join(rows[lines - 1 :])
+        last = textwrap.shorten(rest, width, placeholder=" …")
+        if not last.strip(" …"):  # the next word alone is too long: keep its start
+            last = rest[: width - 1] + "…"
+        rows = rows[: lines - 1] + [last]
     return rows
 
 

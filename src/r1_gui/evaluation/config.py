@@ -31,7 +31,10 @@ class EvalConfig:
     """How a checkpoint is asked and how a run is kept; the fields are the flags of eval/test_aitw.py."""
 
     # -- how the checkpoint is asked (the generators; recorded in run_config.json, a resume must match) ---------
-    prompt_style: str = field(default="aguvis", metadata={"help": "prompt style, as in training"})
+    prompt_style: str = field(
+        default="auto",
+        metadata={"help": "prompt style, as in training; auto: prompts.default_prompt_style(model_type)"},
+    )
     system_prompt: str | None = field(
         default=None, metadata={"help": "replace the style's system prompt (give the text training used)"}
     )
@@ -68,10 +71,11 @@ class EvalConfig:
     )
 
     def __post_init__(self) -> None:
-        try:
-            check_style(self.prompt_style)
-        except ValueError as error:
-            raise EvaluationError(str(error)) from None
+        if self.prompt_style != "auto":
+            try:
+                check_style(self.prompt_style)
+            except ValueError as error:
+                raise EvaluationError(str(error)) from None
         if self.coordinates not in COORDINATE_CHOICES:
             raise EvaluationError(
                 f"--coordinates must be one of {', '.join(COORDINATE_CHOICES)}, got {self.coordinates!r}"

@@ -31,11 +31,12 @@ from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.samples import screen_size
 from r1_gui.gui_datasets import open_screenshot
 from r1_gui.prompts import (
-    PROMPT_STYLES,
+    PROMPT_STYLE_CHOICES,
     attach_image,
     build_prompt,
     chat_template_kwargs,
     default_coordinates,
+    resolve_prompt_style,
     stop_token_ids,
 )
 from r1_gui.vision_attention import apply_vision_attention
@@ -54,7 +55,12 @@ def add_generation_arguments(parser) -> None:
     parser.add_argument(
         "--temperature", type=float, default=default("temperature"), help="0 (default) is greedy; > 0 samples"
     )
-    parser.add_argument("--prompt_style", choices=PROMPT_STYLES, default=default("prompt_style"), help="as in training")
+    parser.add_argument(
+        "--prompt_style",
+        choices=PROMPT_STYLE_CHOICES,
+        default=default("prompt_style"),
+        help="as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; others: aguvis)",
+    )
     parser.add_argument(
         "--system_prompt", default=default("system_prompt"), help="replace the style's system prompt, as in training"
     )
@@ -81,6 +87,22 @@ def resolve_coordinates(coordinates: str, model_type: str | None, prompt_style: 
     if coordinates != "auto":
         return coordinates
     return default_coordinates(model_type or "", prompt_style)
+
+
+def resolve_prompting(config: EvalConfig, model_type: str | None) -> EvalConfig:
+    """``config`` with its prompt style and coordinates resolved for ``model_type`` (None: no model, as for a
+    predictions file): "auto" becomes the architecture's own (``prompts.default_prompt_style``, then
+    ``default_coordinates``), and a resolved value is logged."""
+    prompt_style = resolve_prompt_style(config.prompt_style, model_type)
+    coordinates = resolve_coordinates(config.coordinates, model_type, prompt_style)
+    if "auto" in (config.prompt_style, config.coordinates):
+        logger.info(
+            "%s: --prompt_style %s -> %s, --coordinates %s -> %s",
+            model_type or "no model",
+            *(config.prompt_style, prompt_style),
+            *(config.coordinates, coordinates),
+        )
+    return config.with_settings(prompt_style=prompt_style, coordinates=coordinates)
 
 
 def require_vllm() -> None:
@@ -110,8 +132,7 @@ class _Generator:
         config = eval_config(config, **settings)
         self.model_name_or_path = str(model_name_or_path)
         self.model_type = model_type_of(model_name_or_path)
-        coordinates = resolve_coordinates(config.coordinates, self.model_type, config.prompt_style)
-        self.config = config.with_settings(coordinates=coordinates)
+        self.config = config = resolve_prompting(config, self.model_type)
         self.processor = load_processor(
             model_name_or_path,
             config.min_pixels,
@@ -129,6 +150,17 @@ class _Generator:
         return self.config.coordinates
 
     @property
+    def resize_factor(self) -> int:
+        """The side of one merged image token in pixels (28 for Qwen2-VL and Qwen2.5-VL, 32 for Qwen3-VL)."""
+        from r1_gui.processing import resize_factor
+
+        return resize_factor(self.processor)
+
+    def screen_size(self, image_size: tuple[int, int]) -> tuple[int, int]:
+        """(width, height) of the screenshot this model sees, which "pixels" coordinates refer to."""
+        return screen_size(image_size, self.config.min_pixels, self.config.max_pixels, self.resize_factor)
+
+    @property
     def min_pixels(self) -> int:
         return self.config.min_pixels
 
@@ -139,7 +171,7 @@ class _Generator:
     def prompt_text(self, problem: str, image_size: tuple[int, int]) -> str:
         """The rendered prompt of a row, as training builds it, ending with the assistant turn's opening."""
         config = self.config
-        size = screen_size(image_size, config.min_pixels, config.max_pixels)
+        size = self.screen_size(image_size)
         prompt = build_prompt(problem, config.prompt_style, config.coordinates, size, config.system_prompt)
         messages = attach_image(prompt)
         return self.processor.apply_chat_template(

@@ -29,7 +29,13 @@ from typing import Any
 from r1_gui.evaluation.benchmarks import benchmark_metrics, load_benchmark
 from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig, eval_config
 from r1_gui.evaluation.fingerprint import dataset_fingerprint
-from r1_gui.evaluation.generate import make_generator, model_type_of, require_vllm, resolve_coordinates
+from r1_gui.evaluation.generate import (
+    make_generator,
+    model_type_of,
+    require_vllm,
+    resolve_coordinates,
+    resolve_prompting,
+)
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
 from r1_gui.evaluation.predictions_file import (
     PREDICTIONS_FILE,
@@ -185,7 +191,8 @@ def evaluate(
 
     ``dataset``: a builder output folder or Hub id, a datasets.Dataset, or a list of row dicts. ``config``: every
     setting (``EvalConfig``; default: its defaults), with ``overrides`` (its fields as keywords) applied on top.
-    ``system_prompt`` replaces the style's system prompt (give the text training used). ``coordinates`` "auto" is
+    ``system_prompt`` replaces the style's system prompt (give the text training used). ``prompt_style`` "auto" is
+    the architecture's (``prompts.default_prompt_style``), ``coordinates`` "auto"
     ``prompts.default_coordinates(model_type, prompt_style)``. Rows already in predictions.jsonl are not generated
     again (no model is loaded when none is left) when its model files, dataset rows and settings are this run's (see
     ``fingerprint``), else EvaluationError; those that failed on their screenshot are retried. ``overwrite``
@@ -197,8 +204,7 @@ def evaluate(
         require_vllm()
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples, required=("id", "image", "problem", "solution"))
-    coordinates = resolve_coordinates(config.coordinates, model_type_of(model_name_or_path), config.prompt_style)
-    config = config.with_settings(coordinates=coordinates)
+    config = resolve_prompting(config, model_type_of(model_name_or_path))
     settings = {
         "model_name_or_path": str(Path(model_name_or_path)),
         "dataset": source,
@@ -266,7 +272,7 @@ def generate_records(generator, rows, samples: Sequence[Sample], path: str | Pat
                     records[sample.id] = failed_record(sample, f"image: {error}")
             outputs = generator.generate([{"problem": sample.problem, "image": image} for sample, image in ready])
             for (sample, image), output in zip(ready, outputs, strict=True):
-                size = screen_size(image.size, generator.min_pixels, generator.max_pixels)
+                size = generator.screen_size(image.size)
                 records[sample.id] = scored_record(sample, output, generator.coordinates, size)
             writer.write(records[sample.id] for sample in batch)
             bar.update(len(batch))
@@ -294,15 +300,16 @@ def evaluate_predictions(
 
     Policy: a malformed line, a repeated id or an id not in the split is an EvaluationError naming the line; rows
     without a prediction count as unparsed (error "no prediction for this id", listed in the report); predictions
-    for rows beyond ``max_samples`` are ignored. ``coordinates`` "auto" is ``default_coordinates`` for an unknown
-    architecture (aguvis: normalized, think_answer: grid1000, mobile_use: grid999); "pixels" opens each screenshot
+    for rows beyond ``max_samples`` are ignored. ``prompt_style`` "auto" is aguvis and ``coordinates`` "auto" is
+    ``default_coordinates`` for an unknown architecture (aguvis: normalized, think_answer: grid1000, mobile_use: grid999); "pixels" opens each screenshot
     for its size.
     """
     config = eval_config(config, **overrides)
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples)
     outputs = read_predictions_file(predictions, _all_ids(rows))
-    coordinates = resolve_coordinates(config.coordinates, None, config.prompt_style)
+    config = resolve_prompting(config, None)
+    coordinates = config.coordinates
     min_pixels, max_pixels = config.min_pixels, config.max_pixels
     settings = {
         "predictions": str(Path(predictions)),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from r1_gui.actions import Action, read_bbox, resized_size
+from r1_gui.actions.coords import IMAGE_FACTOR
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.gui_datasets import ground_truth_action
 
@@ -105,6 +106,9 @@ def image_reference(rows, index: int) -> Any:
     return rows[index].get("image")
 
 
-def screen_size(image_size: tuple[int, int], min_pixels: int, max_pixels: int) -> tuple[int, int]:
-    """(width, height) of the resized screenshot the model sees, which "pixels" coordinates refer to."""
-    return resized_size(image_size[0], image_size[1], min_pixels, max_pixels)
+def screen_size(
+    image_size: tuple[int, int], min_pixels: int, max_pixels: int, factor: int = IMAGE_FACTOR
+) -> tuple[int, int]:
+    """(width, height) of the resized screenshot the model sees, which "pixels" coordinates refer to; its sides are
+    multiples of ``factor`` (28 for Qwen2-VL and Qwen2.5-VL, 32 for Qwen3-VL: `processing.resize_factor`)."""
+    return resized_size(image_size[0], image_size[1], min_pixels, max_pixels, factor)

@@ -1,6 +1,6 @@
 """The multi-turn demo: `python -m r1_gui.demo --multi_turn --output_dir runs/demo-mt [--seed 0] [--fast]`.
 
-1. a random Qwen2-VL model built locally (r1_gui.tiny);
+1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture);
 2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, played by the agent loop
    (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
    (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
@@ -20,7 +20,7 @@ import os
 import random
 import resource
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
@@ -47,6 +47,7 @@ class MultiTurnDemoConfig:
     # 0.7, left its held-out success where it was (42.5% -> 40.8% at seed 0, both). The earlier note that a small
     # SFT step took 11-14 s was measured with torch's 2 threads (see torch_threads): with 1 it takes ~1.2 s (batch 8)
     model_size: str = "small"
+    arch: str = "qwen2_vl"  # --arch; the settings here were tuned (and the README's figures measured) on qwen2_vl
     max_pixels: int = 12544  # 224x448 screens -> 56x112 pixels: 8 image tokens per screenshot
     history_images: int = 2
     max_turns: int = 3
@@ -255,7 +256,7 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         return time.perf_counter()
 
     start = time.perf_counter()
-    model_dir = build_tiny_model(output_dir / "model", arch="qwen2_vl", size=config.model_size, seed=seed)
+    model_dir = build_tiny_model(output_dir / "model", arch=config.arch, size=config.model_size, seed=seed)
     start = lap("model", start)
     warm_start = run_sft(config, model_dir, output_dir, seed)
     start = lap("sft", start)
@@ -287,9 +288,10 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     return report
 
 
-def main_multi_turn(output_dir: str, seed: int, fast: bool) -> dict:
+def main_multi_turn(output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl") -> dict:
     """`python -m r1_gui.demo --multi_turn`: run, then print the before/after table."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    report = run_multi_turn_demo(output_dir, seed, MultiTurnDemoConfig.fast() if fast else MultiTurnDemoConfig())
+    config = replace(MultiTurnDemoConfig.fast() if fast else MultiTurnDemoConfig(), arch=arch)
+    report = run_multi_turn_demo(output_dir, seed, config)
     print((Path(output_dir) / "report.md").read_text())
     return report

@@ -6,6 +6,7 @@ The checks run before a model is loaded, so a wrong flag, model folder or datase
 from __future__ import annotations
 
 import difflib
+import logging
 import sys
 from dataclasses import dataclass, field, fields
 
@@ -15,6 +16,8 @@ from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -32,7 +35,11 @@ class GUIDataArguments:
     dataset_train_split: str = field(default="train", metadata={"help": "Split to train on."})
     max_samples: int | None = field(default=None, metadata={"help": "Train on the first N rows only (smoke tests)."})
     prompt_style: str = field(
-        default="aguvis", metadata={"help": "aguvis, think_answer or mobile_use (see r1_gui.prompts)."}
+        default="auto",
+        metadata={
+            "help": "aguvis, think_answer or mobile_use (see r1_gui.prompts), or auto: the architecture's own "
+            "(mobile_use for Qwen3-VL, aguvis for Qwen2-VL and Qwen2.5-VL)."
+        },
     )
     system_prompt: str | None = field(
         default=None,
@@ -42,7 +49,7 @@ class GUIDataArguments:
         default="auto",
         metadata={
             "help": "How the model writes coordinates: normalized (0-1, Aguvis), grid1000 (Qwen2-VL), grid999 "
-            "(mobile_use), pixels (Qwen2.5-VL, of the resized screenshot), or auto (from the architecture)."
+            "(Qwen3-VL, mobile_use), pixels (Qwen2.5-VL, of the resized screenshot), or auto (from the architecture)."
         },
     )
     min_pixels: int = field(default=3136, metadata={"help": "Smallest area a screenshot is resized to (Qwen)."})
@@ -101,16 +108,19 @@ class GUIModelConfig(ModelConfig):
     vision_attention: str = field(
         default="auto",
         metadata={
-            "help": "How the vision tower runs its windowed attention under sdpa: batched_windows (one sdpa call per "
-            "window length instead of one per window; the same output), model (transformers' per-window calls), or "
-            "auto (batched_windows on CUDA, model on CPU). See r1_gui.vision_attention.",
+            "help": "How the vision tower runs its attention under sdpa: batched_windows (one sdpa call per window "
+            "length instead of one per window; towers without windows, Qwen2-VL and Qwen3-VL, one per image size "
+            "instead of one per image; the same output), model (transformers' per-window or per-image calls), or "
+            "auto (batched_windows on CUDA, model on CPU). batched_windows needs sdpa (refused with "
+            "--attn_implementation eager or flash_attention_2). See r1_gui.vision_attention.",
             "choices": list(VISION_ATTENTION_CHOICES),
         },
     )
 
     def __post_init__(self):
         super().__post_init__()
-        check_vision_attention(self.vision_attention)  # a YAML recipe's value does not pass argparse's choices
+        # a YAML recipe's value does not pass argparse's choices
+        check_vision_attention(self.vision_attention, self.attn_implementation)
 
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
@@ -163,16 +173,26 @@ def config_flag_checked(argv) -> list[str]:
 
 
 def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
-    """--coordinates, with auto resolved from the architecture and prompt style."""
+    """--coordinates, with auto resolved from the architecture and prompt style; --prompt_style auto is set to the
+    architecture's own style first (in ``data_args``, for everything after). Both resolved values are logged."""
     from r1_gui.actions import COORDINATE_SYSTEMS
-    from r1_gui.prompts import check_style, default_coordinates
+    from r1_gui.prompts import default_coordinates, resolve_prompt_style
 
-    check_style(data_args.prompt_style)
-    if data_args.coordinates == "auto":
-        return default_coordinates(model_type, data_args.prompt_style)
-    if data_args.coordinates not in COORDINATE_SYSTEMS:
+    asked = (data_args.prompt_style, data_args.coordinates)
+    data_args.prompt_style = resolve_prompt_style(data_args.prompt_style, model_type)
+    coordinates = data_args.coordinates
+    if coordinates == "auto":
+        coordinates = default_coordinates(model_type, data_args.prompt_style)
+    elif coordinates not in COORDINATE_SYSTEMS:
         raise ValueError(f"--coordinates must be auto or one of {', '.join(COORDINATE_SYSTEMS)}")
-    return data_args.coordinates
+    if "auto" in asked:
+        logger.info(
+            "%s: --prompt_style %s -> %s, --coordinates %s -> %s",
+            model_type,
+            *(asked[0], data_args.prompt_style),
+            *(asked[1], coordinates),
+        )
+    return coordinates
 
 
 RESUME_LAST = ("last", "true", "True")

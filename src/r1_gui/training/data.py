@@ -15,6 +15,7 @@ import logging
 from pathlib import Path
 
 from r1_gui.actions import extract_action, resized_size
+from r1_gui.actions.coords import IMAGE_FACTOR
 from r1_gui.gui_datasets import images_are_paths, load_gui_dataset
 from r1_gui.prompts import build_prompt
 
@@ -87,10 +88,16 @@ def image_size_of(image) -> tuple[int, int]:
 
 
 def add_model_columns(
-    dataset, prompt_style: str, coordinates: str, pixel_bounds: tuple[int, int], system_prompt: str | None = None
+    dataset,
+    prompt_style: str,
+    coordinates: str,
+    pixel_bounds: tuple[int, int],
+    system_prompt: str | None = None,
+    factor: int = IMAGE_FACTOR,
 ):
     """Add `prompt` (the conversation for `prompt_style`), `screen_size` (the resized screenshot the model sees,
-    which pixel coordinates refer to) and `action` when absent; decode `image` lazily to PIL."""
+    which pixel coordinates refer to; its sides are multiples of ``factor``, `processing.resize_factor`) and `action`
+    when absent; decode `image` lazily to PIL."""
     import datasets
 
     min_pixels, max_pixels = pixel_bounds
@@ -98,7 +105,7 @@ def add_model_columns(
 
     def columns(row):
         width, height = image_size_of(row["image"])
-        screen_size = list(resized_size(width, height, min_pixels, max_pixels))
+        screen_size = list(resized_size(width, height, min_pixels, max_pixels, factor))
         extra = {
             "prompt": build_prompt(row["problem"], prompt_style, coordinates, tuple(screen_size), system_prompt),
             "screen_size": screen_size,

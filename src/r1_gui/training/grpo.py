@@ -168,7 +168,7 @@ def build_reward_funcs(script_args, training_args, coordinates) -> list:
 
 def single_step_trainer(script_args, training_args, model_args):
     """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
-    from r1_gui.processing import pixel_bounds
+    from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
@@ -191,7 +191,12 @@ def single_step_trainer(script_args, training_args, model_args):
     # 3. Model and processor.
     processor = load_training_processor(model_args, script_args)
     dataset = add_model_columns(
-        dataset, script_args.prompt_style, coordinates, pixel_bounds(processor), script_args.system_prompt
+        dataset,
+        script_args.prompt_style,
+        coordinates,
+        pixel_bounds(processor),
+        script_args.system_prompt,
+        factor=resize_factor(processor),
     )
     training_args.chat_template_kwargs = {
         **(training_args.chat_template_kwargs or {}),

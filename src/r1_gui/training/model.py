@@ -7,17 +7,20 @@ from r1_gui.training.args import GUIDataArguments
 
 
 def check_model(model_name_or_path: str | None) -> str:
-    """The checkpoint's model_type, refusing anything that is not Qwen2-VL or Qwen2.5-VL (Aguvis is Qwen2-VL)."""
+    """The checkpoint's model_type, refusing anything but Qwen2-VL, Qwen2.5-VL and Qwen3-VL, dense or MoE (Aguvis is
+    a Qwen2-VL model)."""
     from transformers import AutoConfig
+
+    from r1_gui.model_types import MODEL_TYPES
 
     if not model_name_or_path:
         raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
     check_local_or_hub(model_name_or_path, "--model_name_or_path")
     model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
-    if model_type not in ("qwen2_vl", "qwen2_5_vl"):
+    if model_type not in MODEL_TYPES:
         raise ValueError(
-            f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL and Aguvis "
-            "(model_type qwen2_vl or qwen2_5_vl)"
+            f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Aguvis "
+            f"(model_type {', '.join(MODEL_TYPES)})"
         )
     return model_type
 

@@ -26,6 +26,9 @@ The processed pixels and image features are the same values. The prefill is the 
 matrix product over fewer rows may round its last bit differently on some backends (on the CPU machine the demo's
 weights after 5 GRPO steps were identical with and without it). All apply to the Qwen-VL layout (patches of all images
 concatenated, one `image_grid_thw` row per image, `mm_token_type_ids`); anything else passes through unchanged.
+Qwen3-VL's vision tower also returns deepstack features (per feeding vision layer, split by image like the pooled
+features), which the language model adds to its first layers' hidden states at the image tokens: they are copied
+and selected with the pooled features, image for image, so the language model gets what the full batch gives it.
 """
 
 from __future__ import annotations
@@ -199,6 +202,11 @@ def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False)
         if not isinstance(getattr(output, "pooler_output", None), (tuple, list)):
             return original(pixel_values, image_grid_thw, **kwargs)  # a layout this helper does not know
         output.pooler_output = tuple(output.pooler_output[position] for position in inverse)
+        if getattr(output, "deepstack_features", None) is not None:
+            # Qwen3-VL: per vision layer that feeds the language model, the features split by image like the pooler's
+            output.deepstack_features = [
+                tuple(layer[position] for position in inverse) for layer in output.deepstack_features
+            ]
         if getattr(output, "last_hidden_state", None) is not None:
             # per patch, images in batch order (Qwen2.5-VL permutes patches within each image only)
             parts = output.last_hidden_state.split(image_grid_thw[distinct].prod(-1).tolist())
@@ -301,8 +309,11 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
             subset["position_ids"] = subset["position_ids"].index_select(1, index)
         if "image" in (subset.get("mm_encoder_outputs") or {}):
             encoded = subset["mm_encoder_outputs"]["image"]
-            images = tuple(encoded.pooler_output[i] for row in distinct for i in rows_images[row])
-            subset["mm_encoder_outputs"] = {"image": type(encoded)(pooler_output=images)}
+            kept = [i for row in distinct for i in rows_images[row]]
+            features = {"pooler_output": tuple(encoded.pooler_output[i] for i in kept)}
+            if getattr(encoded, "deepstack_features", None) is not None:  # Qwen3-VL: the same images' deepstack
+                features["deepstack_features"] = [tuple(layer[i] for i in kept) for layer in encoded.deepstack_features]
+            subset["mm_encoder_outputs"] = {"image": type(encoded)(**features)}
         output = original(input_ids.index_select(0, index), generation_config, subset, *args, **kwargs)
         expand = torch.tensor(inverse, device=input_ids.device)
         output.logits = output.logits.index_select(0, expand)

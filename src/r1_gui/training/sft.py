@@ -76,7 +76,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     import datasets
     from trl import SFTTrainer
 
-    from r1_gui.processing import pixel_bounds
+    from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.training.data import add_model_columns
     from r1_gui.training.lora import lora_config
 
@@ -89,7 +89,9 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
 
     # 2. Processor, prompts and targets.
     processor = load_training_processor(model_args, script_args)
-    dataset = add_model_columns(dataset, script_args.prompt_style, coordinates, pixel_bounds(processor))
+    dataset = add_model_columns(
+        dataset, script_args.prompt_style, coordinates, pixel_bounds(processor), factor=resize_factor(processor)
+    )
     dataset = add_sft_columns(dataset, script_args.prompt_style, coordinates, script_args.system_prompt)
     dataset = dataset.select_columns(["prompt", "completion", "images", "chat_template_kwargs"])
     dataset = dataset.cast_column("images", datasets.Sequence(datasets.Image()))

@@ -1,0 +1,10 @@
+"""The architectures r1_gui trains, loads and evaluates: config.json's `model_type` of a checkpoint.
+
+Light (no torch, no transformers), so that command lines can list them before anything heavy is imported. What
+each one needs is kept where it is used: the stock processor class (`processing.STOCK_PROCESSOR_CLASS`), the prompt
+style and coordinates it was trained with (`prompts.ARCHITECTURE_CONVENTIONS`), its tiny config (`tiny.build_config`),
+its LoRA targets (`training.lora.default_lora_targets`).
+"""
+
+QWEN3_VL_TYPES = ("qwen3_vl", "qwen3_vl_moe")  # Qwen3-VL, dense and MoE (e.g. Qwen3-VL-30B-A3B)
+MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", *QWEN3_VL_TYPES)  # Aguvis is a qwen2_vl model
