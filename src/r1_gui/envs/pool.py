@@ -157,7 +157,7 @@ class EnvPool:
         if failed:
             raise EnvStartError(
                 f"{self.env_id} could not be reset after {self.reset_retries + 1} tries: {failed[0]}. Check that it "
-                "starts on its own (python -m r1_gui.envs --env ...) and its --env_kwargs"
+                "starts on its own (python -m r1_gui.play --env ...) and its --env_kwargs"
             )
         return outcomes
 

@@ -2,7 +2,7 @@
 
 eval/test_aitw.py builds it once from its arguments (``EvalConfig.from_args``); ``evaluate``,
 ``evaluate_predictions``, ``make_generator``, ``HFGenerator`` and ``VLLMGenerator`` take it, and so do the other
-programs that ask a checkpoint as the evaluation does (``python -m r1_gui.envs --model``). The keyword arguments
+programs that ask a checkpoint as the evaluation does (``python -m r1_gui.play --model_name_or_path``). The keyword arguments
 those functions still accept are the same fields, applied on top of the config (``EvalConfig.with_settings``).
 Each field is named as its command-line flag. What is evaluated (model, dataset, split, output folder) is passed
 beside the config, not in it. Light: imports neither torch nor transformers.

@@ -48,7 +48,7 @@ VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a ma
 
 def add_generation_arguments(parser) -> None:
     """The flags that say how a checkpoint is asked (decoding, prompt, coordinates, screenshot size), with the
-    generators' defaults (``EvalConfig``'s); eval/test_aitw.py and ``python -m r1_gui.envs --model`` share them."""
+    generators' defaults (``EvalConfig``'s); eval/test_aitw.py and ``python -m r1_gui.play`` share them."""
     parser.add_argument(
         "--max_new_tokens", type=int, default=default("max_new_tokens"), help="completion length limit (default: 256)"
     )
