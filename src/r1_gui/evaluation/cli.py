@@ -55,7 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--dataset",
         help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
-        "test file (.parquet, .json, .jsonl). Not needed to score a GUI-R1 inference output (--predictions)",
+        "test file (.parquet, .json, .jsonl). With a GUI-R1 inference output (--predictions) it is optional: given, the "
+        "predictions are scored against its rows (which they must have been made from, row by row), else against "
+        "the fields the output file carries",
     )
     parser.add_argument(
         "--benchmark",
@@ -134,8 +136,10 @@ def main(argv: list[str] | None = None) -> dict:
                 args.predictions,
                 args.benchmark,
                 args.output_dir,
+                dataset=args.dataset,
                 max_samples=config.max_samples,
                 overwrite=config.overwrite,
+                gallery_size=config.gallery_size,
             )
         elif args.predictions:
             if args.dataset is None:  # parse_args let it go for a GUI-R1 inference output, which this file is not
