@@ -174,6 +174,13 @@ def system_prompt(style: str, coordinates: str = "normalized", screen_size: tupl
     )
 
 
+def mobile_use_task(instruction: str, history: str | None = None) -> str:
+    """The user text of a mobile_use step: "Instruction: ..." (what the multi-turn context's first turn says), then,
+    for a step recorded with earlier steps and no conversation to show them, "Previous actions:" and ``history``."""
+    text = f"Instruction: {instruction}"
+    return f"{text}\n\nPrevious actions:\n{history}" if history else text
+
+
 def check_style(style: str) -> None:
     if style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {style!r}; valid styles: {', '.join(PROMPT_STYLES)}")
