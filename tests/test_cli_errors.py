@@ -250,6 +250,11 @@ def test_resume_last_without_a_checkpoint_names_the_folder(command, tiny_qwen2_v
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no checkpoint")
     code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", out / "checkpoint-20")
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint {out / 'checkpoint-20'}: no such checkpoint")
+    (out / "checkpoint-20").mkdir()  # what a kill while saving leaves: the weights, no trainer_state.json
+    (out / "checkpoint-20" / "model.safetensors").write_text("half written")
+    code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", "last")
+    assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no complete checkpoint-N folder",
+                          "checkpoint-20: no trainer_state.json, a save cut short")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------------------

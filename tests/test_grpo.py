@@ -370,6 +370,26 @@ def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tm
     assert steps == [1, 2, 3], "the resumed run repeated or skipped steps"
 
 
+def test_resume_last_takes_the_newest_complete_checkpoint(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """A kill while saving leaves checkpoint-N without trainer_state.json: `last` was that folder, and the run died
+    in a FileNotFoundError traceback. It resumes from the newest complete one and says which, as the user runs it."""
+    common = ("--save_strategy", "steps", "--save_steps", "1")
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "1", *common)
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "model.safetensors").write_bytes(b"cut short")
+    argv = ["--config", RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
+    argv += ["--output_dir", tmp_path, "--max_steps", "2", "--resume_from_checkpoint", "last"]
+    done = subprocess.run([sys.executable, "src/r1_gui/grpo_gui.py", *map(str, argv)], cwd=REPO, text=True,
+                          capture_output=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        f"--resume_from_checkpoint last: resuming from {tmp_path / 'checkpoint-1'}, the newest complete checkpoint; "
+        "checkpoint-2 hold(s) no trainer_state.json"
+    ) in done.stderr
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and [e["step"] for e in state["log_history"] if "loss" in e] == [1, 2]
+
+
 def read_wandb_history_keys(run_file: Path) -> set[str]:
     """History keys of an offline wandb run file (LevelDB-style log: 32 KiB blocks of CRC|length|type records)."""
     from wandb.proto import wandb_internal_pb2

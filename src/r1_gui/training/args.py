@@ -6,13 +6,17 @@ The checks run before a model is loaded, so a wrong flag, model folder or datase
 from __future__ import annotations
 
 import difflib
+import logging
 import sys
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 from trl import ModelConfig, TrlParser
 
 from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -131,29 +135,53 @@ def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
 
 
 RESUME_LAST = ("last", "true", "True")
+CHECKPOINT_STATE = "trainer_state.json"  # the Trainer writes it last: a checkpoint without it was cut short
 
 
 def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str | None:
     """The checkpoint folder to resume from, checked before the model loads: None to start afresh; ``last`` (or
-    ``true``) the newest output_dir/checkpoint-N, which must exist; otherwise a folder holding trainer_state.json."""
-    from pathlib import Path
-
-    from transformers.trainer_utils import get_last_checkpoint
-
+    ``true``) the newest complete output_dir/checkpoint-N (holding trainer_state.json; newer ones without it, which a
+    kill during saving leaves, are skipped with a warning naming them), which must exist; otherwise a folder holding
+    trainer_state.json."""
     if resume_from_checkpoint in (None, "", "false", "False"):
         return None
     if resume_from_checkpoint in RESUME_LAST:
-        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
-        if last is None:
+        complete, partial = checkpoint_folders(output_dir)
+        if not complete:
+            cut = f" ({', '.join(p.name for p in partial)}: no {CHECKPOINT_STATE}, a save cut short)" if partial else ""
             raise UserError(
-                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no checkpoint-N folder to "
-                "resume from (a run saves them with --save_strategy steps --save_steps N); drop the flag to start "
-                "a new run, or give another --output_dir"
+                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no "
+                f"{'complete ' if partial else ''}checkpoint-N folder to resume from{cut} (a run saves them with --save_strategy steps --save_steps N); drop the "
+                "flag to start a new run, or give another --output_dir"
             )
-        return last
-    if not (Path(resume_from_checkpoint) / "trainer_state.json").is_file():
+        newer = [folder.name for folder in partial if _step(folder) > _step(complete[-1])]
+        if newer:
+            logger.warning(
+                "--resume_from_checkpoint %s: resuming from %s, the newest complete checkpoint; %s hold(s) no %s (a "
+                "save cut short) and is skipped",
+                resume_from_checkpoint, complete[-1], ", ".join(newer), CHECKPOINT_STATE,
+            )  # fmt: skip
+        return str(complete[-1])
+    if not (Path(resume_from_checkpoint) / CHECKPOINT_STATE).is_file():
         raise UserError(
             f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
-            f"trainer_state.json), or `last` for the newest one in --output_dir"
+            f"{CHECKPOINT_STATE}), or `last` for the newest one in --output_dir"
         )
     return resume_from_checkpoint
+
+
+def checkpoint_folders(output_dir: str | Path) -> tuple[list[Path], list[Path]]:
+    """(complete, partial) checkpoint-N folders of output_dir, each by step: complete ones hold trainer_state.json."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        return [], []
+    found = sorted((p for p in folder.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir() and _step(p) >= 0), key=_step)
+    complete = [path for path in found if (path / CHECKPOINT_STATE).is_file()]
+    return complete, [path for path in found if path not in complete]
+
+
+def _step(checkpoint: Path) -> int:
+    number = checkpoint.name.rsplit("-", 1)[-1]
+    return int(number) if number.isdigit() else -1
