@@ -590,3 +590,5 @@ def test_verl_gui_export_prompts_in_the_mobile_use_style_of_its_labels(raw, tmp_
         assert "pyautogui" not in json.dumps(row["raw_prompt"])
     steps = {row["extra_info"]["step"] for row in exported}
     assert 0 in steps and max(steps) > 0  # both kinds of user text were checked
+    again = subprocess.run([*command, "--overwrite"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr  # the export is the builder's own: --overwrite replaces it

@@ -1,6 +1,7 @@
 """Every command line turns a user's mistake into one `error: ...` line and exit code 2, before any model loads, and
 keeps the traceback of a real bug (or of any error with R1_GUI_TRACEBACK=1). Each case is the command a user types."""
 
+import json
 import os
 import runpy
 import subprocess
@@ -294,3 +295,152 @@ def test_grpo_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch,
     assert all(name in reward_help for name in rewards.REWARD_FUNCS), reward_help
     assert "`last`" in option_help(text, "resume_from_checkpoint")
     assert text.index(headings[1]) < 40 * 80, "the usage line lists every option again before the groups"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a new user hit on a fresh clone (issue 34, item 7): each was a traceback; each is one `error:` line, exit 2.
+# The commands run as the user types them: a process of this Python in the repository.
+
+
+def run_command(target: str, *argv, cwd: Path = REPO, prefix: tuple = ()) -> tuple[int, str]:
+    """(exit code, stderr) of `python <script> argv` (target a .py path relative to the repo) or `python -m target`."""
+    script = [str(REPO / target)] if target.endswith(".py") else ["-m", target]
+    env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([*prefix, sys.executable, *script, *map(str, argv)], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=600)  # fmt: skip
+    return done.returncode, done.stderr
+
+
+def assert_first_error(code: int, stderr: str, start: str) -> None:
+    """Exit code 2, one `error:` line and no traceback, and that line starts with ``start``."""
+    assert_one_error_line(code, stderr)
+    line = next(line for line in stderr.splitlines() if line.startswith("error: "))
+    assert line.startswith(f"error: {start}"), line
+
+
+@pytest.fixture
+def lora_adapter(tiny_qwen2_vl, tmp_path, monkeypatch) -> Path:
+    """project/runs/lora: a LoRA adapter whose adapter_config.json names its base model as a training run from
+    project/ writes it, relative ("models/tiny")."""
+    import shutil
+
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    project = tmp_path / "project"
+    shutil.copytree(tiny_qwen2_vl, project / "models" / "tiny")
+    monkeypatch.chdir(project)
+    model = AutoModelForImageTextToText.from_pretrained("models/tiny")
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained("runs/lora")
+    assert json.loads(Path("runs/lora/adapter_config.json").read_text())["base_model_name_or_path"] == "models/tiny"
+    return project / "runs" / "lora"
+
+
+def test_malformed_recipe_yaml_is_one_line(tiny_qwen2_vl, tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("reward_funcs: [accuracy\nmax_steps: 2\n")  # an unclosed list
+    code, stderr = run_command("src/r1_gui/grpo_gui.py", "--config", recipe, "--output_dir", tmp_path / "out")
+    assert_first_error(code, stderr, f"--config {recipe} is not valid YAML: while parsing a flow sequence")
+    assert f'in "{recipe}", line 1' in stderr
+
+
+def test_eval_on_a_corrupted_parquet_names_the_file(tiny_qwen2_vl, tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.parquet").write_bytes(b"not a parquet file")
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset",
+                               tmp_path / "data", "--output_dir", tmp_path / "o")  # fmt: skip
+    data = tmp_path / "data"
+    assert_first_error(code, stderr, f"--dataset {data}: {data / 'test.parquet'} is not a readable parquet file")
+
+
+def test_eval_of_a_folder_that_is_not_a_model_is_one_line(synthetic_dataset, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a model")
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", tmp_path / "notes", "--dataset",
+                               synthetic_dataset, "--output_dir", tmp_path / "o")  # fmt: skip
+    assert_first_error(code, stderr, f"--model_name_or_path {tmp_path / 'notes'} holds no config.json")
+
+
+@pytest.mark.parametrize("script", ["eval/test_aitw.py", "src/r1_gui/grpo_gui.py"])
+def test_max_pixels_below_min_pixels_fails_before_loading(script, tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    if script.startswith("eval"):
+        argv = ["--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--max_samples", "1"]
+    else:
+        argv = ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
+    code, stderr = run_command(script, *argv, "--output_dir", tmp_path / "o", "--max_pixels", "10")
+    assert_first_error(code, stderr, "--min_pixels 3136 and --max_pixels 10 bound a screenshot's area")
+    assert not (tmp_path / "o" / "predictions.jsonl").exists()
+
+
+def test_grpo_on_a_file_that_is_not_an_image_names_the_row_and_file(grpo_argv, synthetic_dataset, tmp_path):
+    text = tmp_path / "screen.png"
+    text.write_text("a text file named like a screenshot")
+    broken = broken_dataset(synthetic_dataset, tmp_path / "broken", image={3: str(text)})
+    identifier = pd.read_parquet(broken / "train.parquet")["id"][3]
+    code, stderr = run_command("src/r1_gui/grpo_gui.py", *grpo_argv, "--dataset_name", broken)
+    assert_first_error(code, stderr, f"{broken}[train] row 3 (id {identifier!r}): '{text}' is not an image file")
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """(folder, command prefix): a folder this test's commands cannot write to. As a user: its mode is 0555. As root
+    (who writes anyway): a read-only bind mount of it in a mount namespace of the command's own."""
+    import shutil
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder, ()
+        folder.chmod(0o755)
+        return
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    prefix = ("unshare", "-m", "sh", "-c", script, str(folder))
+    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("running as root without a mount namespace: no way to make a folder read-only")
+    yield folder, prefix
+
+
+def test_a_read_only_output_dir_is_one_line_before_any_work(read_only, tiny_qwen2_vl, synthetic_dataset, lora_adapter):
+    folder, prefix = read_only
+    cases = [
+        ("eval/test_aitw.py", ["--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset,
+                               "--max_samples", "1", "--output_dir", folder], f"--output_dir {folder}: cannot write"),
+        ("src/r1_gui/grpo_gui.py", ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
+                                    synthetic_dataset, "--output_dir", folder / "run"],
+         f"--output_dir {folder / 'run'}: cannot write there ({folder}, where it would be created)"),
+        ("r1_gui.tiny", ["--out", folder / "tiny"], f"--out {folder / 'tiny'}: cannot write there"),
+        ("r1_gui.merge_lora", ["--adapter", lora_adapter, "--output_dir", folder / "merged"],
+         f"--output_dir {folder / 'merged'}: cannot write there"),
+    ]  # fmt: skip
+    for target, argv, start in cases:
+        code, stderr = run_command(target, *argv, cwd=lora_adapter.parents[1], prefix=prefix)
+        assert_first_error(code, stderr, start)
+        assert "Read-only file system" in stderr or "Permission denied" in stderr
+
+
+def test_demo_keeps_a_users_files_in_its_data_folder(tmp_path):
+    (tmp_path / "demo" / "data").mkdir(parents=True)
+    (tmp_path / "demo" / "data" / "notes.txt").write_text("mine")
+    code, stderr = run_command("r1_gui.demo", "--fast", "--output_dir", tmp_path / "demo")
+    demo = tmp_path / "demo"
+    assert_first_error(code, stderr, f"--output_dir {demo}: {demo / 'data'} holds notes.txt, which the demo did not")
+    assert sorted(p.name for p in demo.rglob("*")) == ["data", "notes.txt"]  # nothing written, nothing lost
+    assert (demo / "data" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "hub-unreachable"])
+def test_an_adapter_used_from_another_folder_names_its_base_model_path(lora_adapter, synthetic_dataset, tmp_path,
+                                                                       monkeypatch, offline):  # fmt: skip
+    """adapter_config.json holds the base model's path as training was given it (relative): from another folder it
+    is not found, and the Hub was asked for "models/tiny" (a 104-line traceback when online)."""
+    if not offline:  # as on a machine with no HF_HUB_OFFLINE set; the tests' network guard answers for the Hub
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            monkeypatch.delenv(name)
+    project = lora_adapter.parents[1]
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", "project/runs/lora", "--dataset",
+                               synthetic_dataset, "--output_dir", tmp_path / "o", cwd=tmp_path)  # fmt: skip
+    assert_first_error(code, stderr, "project/runs/lora/adapter_config.json names the base model 'models/tiny' "
+                                     f"(base_model_name_or_path), which is no folder under {tmp_path}")  # fmt: skip
+    assert f"it is under {project}: run from there" in stderr

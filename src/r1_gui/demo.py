@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from r1_gui.cli_errors import cli_main
+from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.paths import check_output_folder
 
 logger = logging.getLogger("r1_gui.demo")
@@ -94,6 +94,23 @@ class DemoConfig:
 
 def _stage(number: int, total: int, what: str) -> None:
     print(f"[{number}/{total}] {what}", flush=True)
+
+
+def check_rebuilt_folders(output_dir: Path) -> None:
+    """Before any stage runs: raw/ and data/, which every run rebuilds (the synthetic writer's and the builder's
+    overwrite), must hold only what those wrote; a user's own files there stop the demo, named, and nothing is
+    written or removed."""
+    from r1_gui.builder.writers import BUILD_FILES, BUILD_MARKER, files_not_written_by_us, some_names
+    from r1_gui.synthetic import writer
+
+    for name, marker, ours in (("raw", writer.MARKER, writer.OUTPUT_FILES), ("data", BUILD_MARKER, BUILD_FILES)):
+        foreign = files_not_written_by_us(output_dir / name, marker, ours)
+        if foreign:
+            raise UserError(
+                f"--output_dir {output_dir}: {output_dir / name} holds {some_names(foreign)}, which the demo did not write, and "
+                "every run rebuilds that folder: move those files away or give another --output_dir (nothing was "
+                "changed)"
+            )
 
 
 def build_data(config: DemoConfig, output_dir: Path, seed: int) -> dict:
@@ -282,6 +299,7 @@ def run_demo(output_dir: str | Path, seed: int = 0, config: DemoConfig | None = 
 
     config = config or DemoConfig()
     output_dir = Path(output_dir)
+    check_rebuilt_folders(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     seconds, start = {}, time.perf_counter()

@@ -32,6 +32,7 @@ from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_generation_arguments
+from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 logger = logging.getLogger("r1_gui.evaluation")
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.evaluation.report import summary
     from r1_gui.evaluation.runner import evaluate, evaluate_predictions
 
+    check_output_folder(args.output_dir)  # a read-only folder fails now, not after the first batch
     try:
         config = EvalConfig.from_args(args)  # every setting, once
         if args.predictions and args.benchmark and is_guir1_predictions(args.predictions):

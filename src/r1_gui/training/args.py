@@ -11,9 +11,11 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import yaml
 from trl import ModelConfig, TrlParser
 
-from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.cli_errors import UserError, one_line, user_errors
+from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 
 logger = logging.getLogger(__name__)
@@ -49,6 +51,11 @@ class GUIDataArguments:
     )
     min_pixels: int = field(default=3136, metadata={"help": "Smallest area a screenshot is resized to (Qwen)."})
     max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
+
+    def __post_init__(self):
+        from r1_gui.actions import check_pixel_bounds
+
+        check_pixel_bounds(self.min_pixels, self.max_pixels)  # the processor would refuse them after loading
 
 
 @dataclass
@@ -88,7 +95,10 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     argv = config_flag_checked(sys.argv[1:] if argv is None else argv)
     try:
         with user_errors():
-            return parser.parse_args_and_config(args=argv)
+            parsed = parser.parse_args_and_config(args=argv)
+    except yaml.YAMLError as error:
+        recipe = argv[argv.index("--config") + 1]
+        raise UserError(f"--config {recipe} is not valid YAML: {one_line(error)}") from None
     except ValueError as error:
         message = str(error)
         if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
@@ -100,6 +110,10 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
         raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
+    for settings in parsed:
+        if getattr(settings, "output_dir", None):
+            check_output_folder(settings.output_dir)  # a read-only folder fails now, not after training
+    return parsed
 
 
 def config_flag_checked(argv) -> list[str]:
