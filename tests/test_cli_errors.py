@@ -4,6 +4,7 @@ keeps the traceback of a real bug (or of any error with R1_GUI_TRACEBACK=1). Eac
 import json
 import os
 import runpy
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -444,3 +445,110 @@ def test_an_adapter_used_from_another_folder_names_its_base_model_path(lora_adap
     assert_first_error(code, stderr, "project/runs/lora/adapter_config.json names the base model 'models/tiny' "
                                      f"(base_model_name_or_path), which is no folder under {tmp_path}")  # fmt: skip
     assert f"it is under {project}: run from there" in stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Ctrl-C (issue 34, item 9): one line saying what was kept and the command that goes on, exit code 130.
+
+
+@pytest.mark.parametrize(
+    "argv, drop, switches, add, expected",
+    [
+        # nothing to change: the command as typed, quoted for a shell
+        (["eval/test_aitw.py", "--dataset", "my data"], (), (), (), "python eval/test_aitw.py --dataset 'my data'"),
+        # a switch dropped (--overwrite would delete what the run kept)
+        (["e.py", "--overwrite", "--seed", "1"], (), ("--overwrite",), (), "python e.py --seed 1"),
+        # a flag and its value dropped, the new value added at the end
+        (["g.py", "--resume_from_checkpoint", "runs/x/checkpoint-2", "--max_steps", "9"],
+         ("--resume_from_checkpoint",), (), ("--resume_from_checkpoint", "last"),
+         "python g.py --max_steps 9 --resume_from_checkpoint last"),
+        # the --flag=value form is one word
+        (["g.py", "--resume_from_checkpoint=runs/x", "--seed", "0"], ("--resume_from_checkpoint",), (), (),
+         "python g.py --seed 0"),
+        # a value that only looks like the flag's name is kept
+        (["g.py", "--run_name", "--resume_from_checkpoint"], (), ("--overwrite",), (),
+         "python g.py --run_name --resume_from_checkpoint"),
+    ],
+    ids=["as-typed", "switch", "flag-and-value", "flag-equals", "value-like-a-flag"],
+)  # fmt: skip
+def test_rerun_command(argv, drop, switches, add, expected):
+    from r1_gui.cli_errors import rerun_command
+
+    assert rerun_command(drop, switches, add, argv=argv) == expected
+
+
+def test_interrupted_line_reads_what_was_kept_when_the_ctrl_c_comes():
+    from r1_gui.cli_errors import interrupted_line, on_interrupt
+
+    written = []
+    with pytest.raises(KeyboardInterrupt) as caught, on_interrupt(lambda: "outer", lambda: "outer command"):
+        with on_interrupt(lambda: f"{len(written)} lines", lambda: None):
+            written += ["a", "b"]
+            raise KeyboardInterrupt
+    # the outermost block is the command the user typed: its line stays
+    assert interrupted_line(caught.value) == "interrupted: kept outer; continue with: outer command"
+    with pytest.raises(KeyboardInterrupt) as caught, on_interrupt(lambda: f"{len(written)} lines", lambda: None):
+        raise KeyboardInterrupt
+    assert interrupted_line(caught.value) == "interrupted: kept 2 lines"  # counted when the Ctrl-C came
+    assert interrupted_line(KeyboardInterrupt()) == "interrupted: nothing was kept"
+
+
+def interrupt_when(argv: list, ready, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `python ARGV` in the repository, send it SIGINT (a Ctrl-C) once ``ready()`` holds (polled: the command's
+    loop has started), and return how it ended."""
+    import signal
+    import time
+
+    env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
+    env |= {"OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])}
+    process = subprocess.Popen([sys.executable, *map(str, argv)], cwd=REPO, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the command never reached its loop"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def assert_interrupted(done: subprocess.CompletedProcess) -> str:
+    """Exit code 130, no traceback, and the `interrupted:` line last; returns that line."""
+    assert done.returncode == 130, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("interrupted: kept "), lines[-3:]
+    assert sum(line.startswith("interrupted:") for line in lines) == 1
+    return lines[-1]
+
+
+def test_ctrl_c_in_evaluation_names_the_predictions_kept_and_the_command_that_resumes(tiny_qwen2_vl,
+                                                                                      synthetic_dataset, tmp_path):  # fmt: skip
+    out = tmp_path / "eval"
+    argv = ["eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--split",
+            "train", "--batch_size", "1", "--max_pixels", "50176", "--gallery_size", "0", "--output_dir", out,
+            "--overwrite"]  # fmt: skip
+    predictions = out / "predictions.jsonl"
+    done = interrupt_when(argv, lambda: predictions.is_file() and predictions.read_bytes().count(b"\n") >= 1)
+    line = assert_interrupted(done)
+    kept = predictions.read_bytes().count(b"\n")
+    command = shlex.join(["python", *map(str, argv[:-1])])  # the same command, without --overwrite
+    assert line == f"interrupted: kept {kept} predictions in {predictions}; continue with: {command}"
+    resumed = subprocess.run([sys.executable, *shlex.split(command)[1:], "--max_samples", str(kept + 1)], cwd=REPO,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"{kept} of {kept + 1} samples already there, 1 to generate" in resumed.stderr
+
+
+def test_ctrl_c_in_training_names_the_last_checkpoint_and_resume_last(grpo_argv, tmp_path):
+    out = tmp_path / "out"
+    argv = ["src/r1_gui/grpo_gui.py", *grpo_argv, "--max_steps", "500", "--save_strategy", "steps",
+            "--save_steps", "1"]  # fmt: skip
+    done = interrupt_when(argv, lambda: (out / "checkpoint-1" / "trainer_state.json").is_file())
+    line = assert_interrupted(done)
+    from r1_gui.training.args import checkpoint_folders
+
+    last = checkpoint_folders(out)[0][-1]
+    command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
+    assert line == f"interrupted: kept {last}, the last checkpoint saved; continue with: {command}"

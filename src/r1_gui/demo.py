@@ -24,7 +24,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
 from r1_gui.paths import check_output_folder
 
 logger = logging.getLogger("r1_gui.demo")
@@ -376,11 +376,13 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     check_output_folder(args.output_dir)
-    if args.multi_turn:
-        from r1_gui.multi_turn.demo import main_multi_turn
+    rebuilt = f"nothing a rerun uses (it rebuilds every stage in {args.output_dir})"
+    with on_interrupt(kept=lambda: rebuilt, resume=rerun_command):  # Ctrl-C: one line, no stage's traceback
+        if args.multi_turn:
+            from r1_gui.multi_turn.demo import main_multi_turn
 
-        return main_multi_turn(args.output_dir, args.seed, args.fast)
-    report = run_demo(args.output_dir, args.seed, DemoConfig.fast() if args.fast else DemoConfig())
+            return main_multi_turn(args.output_dir, args.seed, args.fast)
+        report = run_demo(args.output_dir, args.seed, DemoConfig.fast() if args.fast else DemoConfig())
     warm, grpo = report["warm_start"], report["grpo"]
     print()
     seconds, out = report["seconds"]["total"], Path(args.output_dir)

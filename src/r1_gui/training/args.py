@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from trl import ModelConfig, TrlParser
 
-from r1_gui.cli_errors import UserError, one_line, user_errors
+from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 
@@ -182,6 +182,24 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str |
             f"{CHECKPOINT_STATE}), or `last` for the newest one in --output_dir"
         )
     return resume_from_checkpoint
+
+
+def interrupt_keeps_checkpoints(output_dir: str):
+    """`on_interrupt` of a training run: a Ctrl-C names the newest complete checkpoint in output_dir and the same
+    command with `--resume_from_checkpoint last` (or, with none saved yet, the same command, which starts over)."""
+
+    def kept() -> str:
+        complete, _ = checkpoint_folders(output_dir)
+        if complete:
+            return f"{complete[-1]}, the last checkpoint saved"
+        return "nothing: no checkpoint was saved yet (--save_strategy steps --save_steps N saves them)"
+
+    def resume() -> str:
+        if not checkpoint_folders(output_dir)[0]:
+            return rerun_command()
+        return rerun_command(drop=("--resume_from_checkpoint",), add=("--resume_from_checkpoint", "last"))
+
+    return on_interrupt(kept, resume)
 
 
 def checkpoint_folders(output_dir: str | Path) -> tuple[list[Path], list[Path]]:

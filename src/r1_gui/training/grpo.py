@@ -26,7 +26,14 @@ from trl import GRPOConfig, ModelConfig
 from r1_gui.cli_errors import UserError, cli_main, user_errors
 from r1_gui.multi_turn.train import MultiTurnArguments
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
-from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.args import (
+    GUIDataArguments,
+    GUIModelConfig,
+    interrupt_keeps_checkpoints,
+    parse_arguments,
+    resolve_coordinates,
+    resolve_resume,
+)
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
@@ -140,7 +147,8 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         trainer, resume = multi_turn_trainer(script_args, training_args, model_args)
     else:
         trainer, resume = single_step_trainer(script_args, training_args, model_args)
-    trainer.train(resume_from_checkpoint=resume)
+    with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
+        trainer.train(resume_from_checkpoint=resume)
 
     # Save: model, processor, trainer_state.json with the log history.
     trainer.save_model(training_args.output_dir)

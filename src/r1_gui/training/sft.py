@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from trl import ModelConfig, SFTConfig
 
 from r1_gui.cli_errors import cli_main, user_errors
-from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.args import (
+    GUIDataArguments,
+    GUIModelConfig,
+    interrupt_keeps_checkpoints,
+    parse_arguments,
+    resolve_coordinates,
+    resolve_resume,
+)
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
 from r1_gui.training.trainer import finish_wandb_run
@@ -107,7 +114,8 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         processing_class=processor,
         peft_config=lora_config(model_args),
     )
-    trainer.train(resume_from_checkpoint=resume)
+    with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
+        trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
     finish_wandb_run()
