@@ -390,11 +390,12 @@ def test_resume_last_takes_the_newest_complete_checkpoint(tiny_qwen2_vl, synthet
     assert state["global_step"] == 2 and [e["step"] for e in state["log_history"] if "loss" in e] == [1, 2]
 
 
-def read_wandb_history_keys(run_file: Path) -> set[str]:
-    """History keys of an offline wandb run file (LevelDB-style log: 32 KiB blocks of CRC|length|type records)."""
+def read_wandb_records(run_file: Path) -> tuple[set[str], set[str]]:
+    """(history keys, record types) of an offline wandb run file (LevelDB-style log: 32 KiB blocks of
+    CRC|length|type records)."""
     from wandb.proto import wandb_internal_pb2
 
-    data, block, position, pending, keys = run_file.read_bytes(), 32768, 7, b"", set()
+    data, block, position, pending, keys, kinds = run_file.read_bytes(), 32768, 7, b"", set(), set()
     while position + 7 <= len(data):
         if block - position % block < 7:
             position += block - position % block
@@ -405,11 +406,12 @@ def read_wandb_history_keys(run_file: Path) -> set[str]:
             record = wandb_internal_pb2.Record()
             record.ParseFromString(pending + chunk)
             pending = b""
+            kinds.add(record.WhichOneof("record_type"))
             if record.WhichOneof("record_type") == "history":
                 keys |= {item.key or "/".join(item.nested_key) for item in record.history.item}
         elif kind in (2, 3):
             pending += chunk
-    return keys
+    return keys, kinds
 
 
 def test_wandb_offline_run_holds_our_metrics_and_the_table(tiny_qwen2_vl, synthetic_dataset, tmp_path, monkeypatch):
@@ -417,8 +419,11 @@ def test_wandb_offline_run_holds_our_metrics_and_the_table(tiny_qwen2_vl, synthe
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_DATA_DIR", str(tmp_path / "wandb-data"))
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path / "out", "--max_steps", "2", "--report_to", "wandb")
+    # main() returned: the run is finished and its file written out (finish_wandb_run waits for both), so the file
+    # is read at once, with no wait that load could outlast
     (run_file,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
-    keys = read_wandb_history_keys(run_file)
+    keys, kinds = read_wandb_records(run_file)
+    assert "exit" in kinds, kinds  # the record wandb writes when the run finishes
     assert {"train/rewards/accuracy/mean", "train/completions/parse_rate", "train/groups/no_signal_frac"} <= keys
     assert any(k.startswith("train/rewards/accuracy/") and not k.endswith(("mean", "std")) for k in keys)
     assert "completions_table/_type" in keys

@@ -362,10 +362,14 @@ def _as_pil(image):
 
 
 def finish_wandb_run() -> None:
-    """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
-    interpreter exits): the demo and other programs call main() and then read the run."""
+    """Close the wandb run the Trainer opened and wait until its data is on disk (offline) or sent, when main()
+    returns rather than when the interpreter exits: the demo and other programs call main() and then read the run.
+    `wandb.finish` waits for the run's exit record to be handled, not for the service process to write out its run
+    file (under load a reader found it empty); `wandb.teardown` waits for the service to flush, close and exit (a
+    later run in this process starts a new one)."""
     import sys
 
     wandb = sys.modules.get("wandb")
     if wandb is not None and wandb.run is not None:
         wandb.finish()
+        wandb.teardown()
