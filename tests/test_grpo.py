@@ -452,6 +452,49 @@ def test_torchrun_two_processes_with_zero1_end_with_equal_weights(tiny_qwen2_vl,
     assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_nodes_as_documented_train_together_and_one_process_writes(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """README's several-nodes launch, run by hand the way a second node would: two torchrun agents (--nnodes 2,
+    node ranks 0 and 1, one process each, rendezvous on 127.0.0.1), gloo, ZeRO-2, 2 steps. Each node has its own
+    output folder, as each machine has its own disk: the model is saved by global process 0 alone, and only the
+    process that writes says "saved" (node 1 said it too while writing nothing)."""
+    port, logs = free_port(), {}
+    processes = {}
+    for node in (0, 1):
+        command = [
+            *(sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(node)),
+            *("--nproc_per_node", "1", "--master_addr", "127.0.0.1", "--master_port", str(port)),
+            str(REPO / "tests" / "helpers" / "grpo_rank_weights.py"),
+            *("--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl)),
+            *("--dataset_name", str(synthetic_dataset), "--output_dir", str(tmp_path / f"node{node}")),
+            *("--max_steps", "2", "--per_device_train_batch_size", "2", "--reward_funcs", "digit_fraction", "format"),
+            *("--deepspeed", str(REPO / "local_scripts" / "zero2.json")),
+        ]
+        logs[node] = (tmp_path / f"node{node}.log").open("w")
+        processes[node] = subprocess.Popen(command, stdout=logs[node], stderr=subprocess.STDOUT, cwd=REPO,
+                                           env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    codes = {node: process.wait(timeout=900) for node, process in processes.items()}
+    for log in logs.values():
+        log.close()
+    output = {node: (tmp_path / f"node{node}.log").read_text() for node in (0, 1)}
+    assert codes == {0: 0, 1: 0}, output[0][-3000:] + output[1][-3000:]
+    ranks = [json.loads((tmp_path / f"node{r}" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["global_step"] for r in ranks] == [2, 2] and ranks[0]["checksum"] == ranks[1]["checksum"]
+    before = load_file(tiny_qwen2_vl / "model.safetensors")
+    after = load_file(tmp_path / "node0" / "model.safetensors")
+    assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
+    assert sorted(path.name for path in (tmp_path / "node1").iterdir()) == ["rank1.json"]  # the helper's own file
+    saved = "saved the model, processor and trainer_state.json to"
+    assert output[0].count(saved) == 1 and saved not in output[1]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Configuration errors: each must be raised before any model weights are loaded.
 

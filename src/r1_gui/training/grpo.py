@@ -36,7 +36,7 @@ from r1_gui.training.args import (
 )
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import finish_wandb_run
+from r1_gui.training.trainer import save_run
 
 logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
@@ -151,10 +151,7 @@ def main(script_args: GUIGRPOScriptArguments, training_args: GRPOConfig, model_a
         trainer.train(resume_from_checkpoint=resume)
 
     # Save: model, processor, trainer_state.json with the log history.
-    trainer.save_model(training_args.output_dir)
-    trainer.save_state()
-    finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+    save_run(trainer, logger)
 
 
 def build_reward_funcs(script_args, training_args, coordinates) -> list:

@@ -32,7 +32,7 @@ from r1_gui.training.args import (
 )
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import finish_wandb_run
+from r1_gui.training.trainer import save_run
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
 
@@ -116,10 +116,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     )
     with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
         trainer.train(resume_from_checkpoint=resume)
-    trainer.save_model(training_args.output_dir)
-    trainer.save_state()
-    finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+    save_run(trainer, logger)
 
 
 @cli_main

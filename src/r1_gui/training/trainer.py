@@ -361,6 +361,19 @@ def _as_pil(image):
     return Image.open(image)
 
 
+def save_run(trainer, logger: logging.Logger) -> None:
+    """The end of a training run: the model, its processor and trainer_state.json (with the log history) into
+    output_dir, and the wandb run closed. Every process calls it (saving gathers sharded weights); one writes:
+    global process 0, or each node's first with --save_on_each_node. Only that one says so, in ``logger`` (the
+    command's)."""
+    output_dir = trainer.args.output_dir
+    trainer.save_model(output_dir)
+    trainer.save_state()
+    finish_wandb_run()
+    if trainer.args.should_save:
+        logger.info("saved the model, processor and trainer_state.json to %s", output_dir)
+
+
 def finish_wandb_run() -> None:
     """Close the wandb run the Trainer opened and wait until its data is on disk (offline) or sent, when main()
     returns rather than when the interpreter exits: the demo and other programs call main() and then read the run.
