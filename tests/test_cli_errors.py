@@ -3,6 +3,7 @@ keeps the traceback of a real bug (or of any error with R1_GUI_TRACEBACK=1). Eac
 
 import json
 import os
+import re
 import runpy
 import shlex
 import subprocess
@@ -180,6 +181,15 @@ def test_builder_and_eval_errors_exit_2(command, synthetic_raw, tmp_path):
     code, stderr = command("eval/test_aitw.py", "--predictions", tmp_path / "p.jsonl",
                            "--dataset", tmp_path / "nothing", "--output_dir", tmp_path / "o")  # fmt: skip
     assert_one_error_line(code, stderr, "nothing")
+
+
+def test_a_folder_for_a_file_and_a_missing_adapter_are_named_as_such(command, synthetic_raw, tmp_path):
+    """The builder called a folder given as --input missing ("does not exist"); merge_lora said a missing folder
+    "holds no adapter_config.json"."""
+    code, stderr = command("dataset/raw_load_data.py", "--input", synthetic_raw, "--output_dir", tmp_path / "o")
+    assert_first_error(code, stderr, f"--input {synthetic_raw} is a folder (it holds synthetic-l1.json, ")
+    code, stderr = command("r1_gui.merge_lora", "--adapter", tmp_path / "nope", "--output_dir", tmp_path / "m")
+    assert_first_error(code, stderr, f"--adapter {tmp_path / 'nope'}: no such folder")
 
 
 def test_as_a_process_and_with_the_traceback_variable(grpo_argv, tmp_path):
@@ -552,3 +562,102 @@ def test_ctrl_c_in_training_names_the_last_checkpoint_and_resume_last(grpo_argv,
     last = checkpoint_folders(out)[0][-1]
     command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
     assert line == f"interrupted: kept {last}, the last checkpoint saved; continue with: {command}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# CPU threads (issue 34, item 10): half the cores unless OMP_NUM_THREADS says otherwise, set by every command line.
+
+
+@pytest.mark.parametrize(
+    "cores, variable, expected",
+    [
+        (2, None, 1),  # the 2-core machine: one thread, which no other job can make wait
+        (16, None, 8),  # half the cores
+        (1, None, 1),  # never fewer than one
+        (16, "3", 3),  # the user's OMP_NUM_THREADS wins
+        (16, "0", 8),  # not a thread count: the default
+        (16, "two", 8),  # not a number: the default
+    ],
+)
+def test_cpu_threads(monkeypatch, cores, variable, expected):
+    import torch
+
+    from r1_gui.cli_errors import cpu_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    if variable is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", variable)
+    try:
+        assert cpu_threads() == expected
+        assert torch.get_num_threads() == expected and os.environ["OMP_NUM_THREADS"] == str(expected)
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("variable", [None, "3"], ids=["default", "OMP_NUM_THREADS=3"])
+def test_a_command_runs_torch_on_half_the_cores(variable):
+    """torch itself takes every core; a command line under cli_main takes half, or what OMP_NUM_THREADS says."""
+    code = ("import os, sys, torch; from r1_gui.cli_errors import cli_main; "
+            "cli_main(lambda: print(torch.get_num_threads(), len(os.sched_getaffinity(0))))()")  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    env |= {"OMP_NUM_THREADS": variable} if variable else {}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    threads, cores = map(int, done.stdout.split())
+    assert threads == (int(variable) if variable else max(1, cores // 2)), done.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress and noise (issue 34, items 11 and 12): a bar on every loop a user waits on, one line per training step,
+# none of the warnings r1_gui's own settings caused.
+
+NOISE = (
+    "`gradient_checkpointing` is deprecated",  # r1_gui's recipes used the old name, and trl's default did too
+    "`is_gradient_checkpointing` is deprecated",  # trl 1.16 reads the old property every step
+    "`gradient_checkpointing_disable` is deprecated",  # and, with checkpointing on, calls the old methods
+    "`gradient_checkpointing_enable` is deprecated",
+    "Setting accelerator to CPU",  # DeepSpeed at import, on every CPU machine
+    "{'loss'",  # transformers printed each step's metrics dict
+)
+
+
+@pytest.mark.parametrize(
+    "script, checkpointing",
+    [("src/r1_gui/grpo_gui.py", "false"), ("src/r1_gui/grpo_gui.py", "true"), ("src/r1_gui/sft.py", "false")],
+)
+def test_training_shows_one_line_per_step_and_no_noise(script, checkpointing, tiny_qwen2_vl, synthetic_dataset,
+                                                        tmp_path):  # fmt: skip
+    recipe = GRPO_RECIPE if "grpo" in script else SFT_RECIPE
+    argv = ["--config", recipe, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset,
+            "--output_dir", tmp_path / "out", "--max_steps", "2", "--logging_steps", "1",
+            "--activation_checkpointing", checkpointing]  # fmt: skip
+    argv += ["--reward_funcs", "step_success", "format"] if "grpo" in script else []  # a success reward to show
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ['PYTHONPATH']}"}
+    done = subprocess.run([sys.executable, script, *map(str, argv)], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    console = done.stdout + done.stderr
+    assert [noise for noise in NOISE if noise in console] == []
+    steps = [line for line in re.split(r"[\r\n]", console) if line.startswith("step ")]
+    assert [line.split(" | ")[0] for line in steps] == ["step 1/2", "step 2/2"], steps
+    pattern = r"reward \S+ \| success \S+ \| loss \S+" if "grpo" in script else r"token accuracy \S+ \| loss \S+"
+    assert all(re.search(pattern, line) for line in steps) and steps[1].endswith(" s/step"), steps
+    assert "trained 2 steps in " in console
+    history = json.loads((tmp_path / "out" / "trainer_state.json").read_text())["log_history"]
+    logged = {key for entry in history for key in entry}  # every metric is still logged
+    assert {"loss", "grad_norm", "learning_rate"} <= logged
+    assert "grpo" not in script or {"reward", "rewards/step_success/mean", "completions/parse_rate"} <= logged
+
+
+def test_scoring_a_predictions_file_shows_its_progress(synthetic_dataset, tmp_path):
+    ids = pd.read_parquet(synthetic_dataset / "test.parquet")["id"]
+    lines = [json.dumps({"id": identifier, "output": "mobile.back()"}) for identifier in ids]
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n")
+    done = subprocess.run([sys.executable, "eval/test_aitw.py", "--dataset", synthetic_dataset, "--predictions",
+                           tmp_path / "p.jsonl", "--output_dir", tmp_path / "o"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"scoring: 100%\|\S*\| {len(ids)}/{len(ids)} \[", done.stderr), done.stderr[-2000:]

@@ -24,6 +24,10 @@ keeps and how to go on by running its long work inside `on_interrupt`; both are 
 Nested blocks (a command run inside another, as the demo runs GRPO) leave the outermost one's line: it is the
 command the user typed. Without a block the line says that nothing was kept. `R1_GUI_TRACEBACK=1` shows the
 traceback instead.
+
+On the way in, `cli_main` also sets how many CPU threads torch uses (`cpu_threads`): half the cores this process
+may run on unless OMP_NUM_THREADS says otherwise, because OpenMP threads that wait for a descheduled sibling make a
+run 15-20x slower on a machine where any other job runs (bench/cpu_threads.py).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 TRACEBACK_VARIABLE = "R1_GUI_TRACEBACK"
+THREADS_VARIABLE = "OMP_NUM_THREADS"  # the override users know: torch, OpenMP and MKL all read it
 EXIT_CODE = 2  # as argparse exits on a bad flag
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as shells report a Ctrl-C
 _MARK = "_r1_gui_user_error"
@@ -79,6 +84,22 @@ def one_line(error: BaseException) -> str:
     if isinstance(error, KeyError) and error.args:
         text = str(error.args[0])
     return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def cpu_threads() -> int:
+    """Set torch's intra-op CPU threads for this command and return them: OMP_NUM_THREADS where the user set it, else
+    half the cores this process may run on (at least 1; os.sched_getaffinity, so a container's or taskset's share).
+    torch's own default, every core, collapses under contention: its OpenMP threads meet at a barrier after each op,
+    and a thread another job has descheduled holds all of them (bench/cpu_threads.py: 2 threads beside one
+    CPU-bound process ran the tiny model's evaluation many times slower than 1). Set in the environment before
+    torch is imported (and passed on to the processes a command starts), or with torch.set_num_threads after."""
+    given = os.environ.get(THREADS_VARIABLE, "").strip()
+    threads = int(given) if given.isdigit() and int(given) > 0 else max(1, len(os.sched_getaffinity(0)) // 2)
+    os.environ[THREADS_VARIABLE] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads") and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
 
 
 @contextmanager
@@ -140,11 +161,13 @@ def cli_main(function: Callable) -> Callable:
     """Decorate a command's entry point: a user error prints `error: <message>` on stderr and raises `UserExit`
     (exit code 2), as argparse does for a bad flag; any other exception propagates with its traceback. With
     R1_GUI_TRACEBACK=1 user errors propagate too. A Ctrl-C prints one line (`interrupted_line`: what was kept and
-    the command that continues) and exits with code 130."""
+    the command that continues) and exits with code 130. Before the command runs, `cpu_threads` sets torch's
+    CPU threads."""
 
     @functools.wraps(function)
     def entry(*args, **kwargs):
         traceback = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0")
+        cpu_threads()
         try:
             return function(*args, **kwargs)
         except KeyboardInterrupt as interrupt:

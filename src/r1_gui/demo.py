@@ -148,7 +148,7 @@ def _training_argv(config: DemoConfig, output_dir: Path, model: Path, out: Path,
         *("--model_name_or_path", str(model), "--dataset_name", str(output_dir / "data"), "--output_dir", str(out)),
         *("--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis", "--coordinates", "normalized"),
         *("--max_pixels", str(config.max_pixels)),
-        *("--dtype", "float32", "--bf16", "false", "--gradient_checkpointing", "false", "--use_cpu", "true"),
+        *("--dtype", "float32", "--bf16", "false", "--activation_checkpointing", "false", "--use_cpu", "true"),
         *("--report_to", "none", "--save_strategy", "no", "--seed", str(seed), "--disable_tqdm", "true"),
     ]
 

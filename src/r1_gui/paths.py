@@ -74,6 +74,17 @@ def check_local_or_hub(name: str | Path | None, flag: str, repo_type: str = "mod
         )
 
 
+def usual_file_modes(folder: str | Path) -> None:
+    """Give the weight files under ``folder`` the mode every other file there gets (0644 under the usual umask):
+    safetensors writes them through a private temporary file and leaves them 0600, which other users of a shared
+    machine, or a container running as another user, cannot read."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in Path(folder).rglob("*.safetensors"):
+        if path.is_file() and path.stat().st_mode & 0o777 == 0o600:
+            path.chmod(0o666 & ~umask)
+
+
 def check_output_folder(path: str | Path, flag: str = "--output_dir") -> None:
     """Fail before anything is written when an output folder's path is taken by a file, or when the folder (or, when
     it is missing, the nearest folder above it, where it would be created) cannot be written to: a read-only file

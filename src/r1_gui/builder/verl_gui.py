@@ -196,12 +196,15 @@ def verl_gui_row(example: Example, image_bytes: bytes) -> dict:
     }
 
 
-def export_verl_gui(folder: Path, splits: dict[str, list[Example]]) -> list[str]:
+def export_verl_gui(folder: Path, splits: dict[str, list[Example]], progress: bool = True) -> list[str]:
     """verl GUI parquet files under folder/verl_gui/ (one per split)."""
+    from tqdm import tqdm
+
     target = folder / "verl_gui"
     target.mkdir()
     for split, examples in splits.items():
         if examples:
-            rows = [verl_gui_row(example, example.read_image_bytes()) for example in examples]
+            shown = tqdm(examples, desc=f"verl_gui {split}", unit="row", disable=not progress)
+            rows = [verl_gui_row(example, example.read_image_bytes()) for example in shown]
             pq.write_table(pa.Table.from_pylist(rows), target / f"{split}.parquet")
     return sorted(str(path.relative_to(folder)) for path in target.iterdir())

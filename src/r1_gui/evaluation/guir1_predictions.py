@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tqdm import tqdm
+
 from r1_gui.builder.guir1 import number_list
 from r1_gui.evaluation.benchmarks import (
     REQUIRED_COLUMNS,
@@ -78,7 +80,7 @@ def score_guir1_predictions(
             row["benchmark"]["pred_action"] = "click"
     samples = load_samples(rows, max_samples=max_samples)
     records = []
-    for sample in samples:
+    for sample in tqdm(samples, desc="scoring", unit="sample"):
         fields = rows[sample.index]["benchmark"]
         answer = {
             "action": fields["pred_action"],

@@ -79,6 +79,21 @@ class GUIModelConfig(ModelConfig):
         check_vision_attention(self.vision_attention)  # a YAML recipe's value does not pass argparse's choices
 
 
+OLD_CHECKPOINTING_HELP = (
+    "Old name of --activation_checkpointing (transformers 5 warns when it is given; trl's default: on)."
+)
+
+
+def default_activation_checkpointing(args) -> None:
+    """trl defaults gradient_checkpointing to True, and transformers 5, which renamed it activation_checkpointing,
+    warns (FutureWarning) whenever the old name holds a value: every run warned, with checkpointing on or off. r1_gui's
+    training configs leave the old name unset (None, see OLD_CHECKPOINTING_HELP) and put trl's default under the new
+    name; a user who writes the old name still gets transformers' warning, and their value. Call before the
+    config's own __post_init__."""
+    if args.gradient_checkpointing is None and args.activation_checkpointing is None:
+        args.activation_checkpointing = True
+
+
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
     fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the

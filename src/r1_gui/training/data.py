@@ -21,6 +21,7 @@ from r1_gui.prompts import build_prompt
 logger = logging.getLogger(__name__)
 
 GRPO_COLUMNS = ("image", "problem", "solution")
+SHOWN_CHECKS = 5000  # reading this many screenshot headers takes a few seconds: a progress bar says what the wait is
 
 
 def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
@@ -40,8 +41,11 @@ def check_images(dataset, source: str) -> None:
 
     if not images_are_paths(dataset):
         return
+    from tqdm import tqdm
+
     ids = dataset["id"] if "id" in dataset.column_names else None
-    for index, image in enumerate(dataset["image"]):
+    images = tqdm(dataset["image"], desc="checking screenshots", unit="image", disable=len(dataset) < SHOWN_CHECKS)
+    for index, image in enumerate(images):
         row = f"row {index}" + (f" (id {ids[index]!r})" if ids else "")
         if not image or not Path(image).is_file():
             raise FileNotFoundError(

@@ -27,8 +27,10 @@ from r1_gui.cli_errors import UserError, cli_main, user_errors
 from r1_gui.multi_turn.train import MultiTurnArguments
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 from r1_gui.training.args import (
+    OLD_CHECKPOINTING_HELP,
     GUIDataArguments,
     GUIModelConfig,
+    default_activation_checkpointing,
     interrupt_keeps_checkpoints,
     parse_arguments,
     resolve_coordinates,
@@ -94,9 +96,11 @@ class GUIGRPOConfig(GRPOConfig):
             "when there is none). Without it a run starts at step 0 and starts a new completions table."
         },
     )
+    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
 
     def __post_init__(self):
         check_generation_batch(self)
+        default_activation_checkpointing(self)
         super().__post_init__()
 
 

@@ -17,7 +17,9 @@ from trl import GRPOTrainer
 from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
+from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
+from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
     encode_each_image_once,
@@ -77,6 +79,10 @@ class GUIGRPOTrainer(GRPOTrainer):
        every one (`micro_batches_of_whole_groups`; the same summed loss for the loss types whose micro-batch
        terms are normalised by the whole batch or by equal row counts).
 
+    7. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
+       progress bar instead of the parent's whole metrics dict (`r1_gui.training.progress`); the metrics themselves
+       are logged as before.
+
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
     """
@@ -109,6 +115,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
             logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
             self.log_completions = False
+        show_step_lines(self)
 
     def _use_style_stop_token(self) -> None:
         stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
@@ -371,6 +378,7 @@ def save_run(trainer, logger: logging.Logger) -> None:
     trainer.save_state()
     finish_wandb_run()
     if trainer.args.should_save:
+        usual_file_modes(output_dir)  # its checkpoint-N folders too
         logger.info("saved the model, processor and trainer_state.json to %s", output_dir)
 
 
