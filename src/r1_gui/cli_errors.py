@@ -27,7 +27,7 @@ traceback instead.
 
 On the way in, `cli_main` also sets how many CPU threads torch uses (`cpu_threads`): half the cores this process
 may run on unless OMP_NUM_THREADS says otherwise, because OpenMP threads that wait for a descheduled sibling make a
-run 15-20x slower on a machine where any other job runs (bench/cpu_threads.py).
+run several times slower on a machine where any other job runs (8x in bench/cpu_threads.py on 2 cores).
 """
 
 from __future__ import annotations
@@ -90,9 +90,10 @@ def cpu_threads() -> int:
     """Set torch's intra-op CPU threads for this command and return them: OMP_NUM_THREADS where the user set it, else
     half the cores this process may run on (at least 1; os.sched_getaffinity, so a container's or taskset's share).
     torch's own default, every core, collapses under contention: its OpenMP threads meet at a barrier after each op,
-    and a thread another job has descheduled holds all of them (bench/cpu_threads.py: 2 threads beside one
-    CPU-bound process ran the tiny model's evaluation many times slower than 1). Set in the environment before
-    torch is imported (and passed on to the processes a command starts), or with torch.set_num_threads after."""
+    and a thread another job has descheduled holds all of them (bench/cpu_threads.py, 2 cores: 2 threads beside one
+    CPU-bound process ran the tiny model's evaluation 7.8x slower than 1). Set in the environment before torch is
+    imported (and passed on to the processes a command starts), or with torch.set_num_threads after. torchrun sets
+    OMP_NUM_THREADS=1 for its workers when it starts several per node, which this keeps."""
     given = os.environ.get(THREADS_VARIABLE, "").strip()
     threads = int(given) if given.isdigit() and int(given) > 0 else max(1, len(os.sched_getaffinity(0)) // 2)
     os.environ[THREADS_VARIABLE] = str(threads)

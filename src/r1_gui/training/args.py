@@ -56,6 +56,7 @@ class GUIDataArguments:
         from r1_gui.actions import check_pixel_bounds
 
         check_pixel_bounds(self.min_pixels, self.max_pixels)  # the processor would refuse them after loading
+        getattr(super(), "__post_init__", lambda: None)()  # a dataclass combined with this one may have its own
 
 
 @dataclass
