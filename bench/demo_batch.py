@@ -44,7 +44,7 @@ def demo_trainer(folder: Path, size: str, prompts: int, generations: int, **trai
         beta=0.0,
         loss_type="dapo",
         bf16=False,
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         use_cpu=True,
         report_to="none",
         chat_template_kwargs={"generation_recipient": "all"},

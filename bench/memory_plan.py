@@ -193,7 +193,7 @@ def read_recipe(path: Path) -> dict:
     deepspeed = recipe.get("deepspeed")
     stage = json.loads((REPO / deepspeed).read_text())["zero_optimization"]["stage"] if deepspeed else None
     keys = ("beta", "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
-    keys += ("max_completion_length", "max_pixels", "bf16", "gradient_checkpointing", "prompt_style", "coordinates")
+    keys += ("max_completion_length", "max_pixels", "bf16", "activation_checkpointing", "prompt_style", "coordinates")
     return {**{key: recipe[key] for key in keys}, "zero_stage": stage, "path": str(Path(path).relative_to(REPO))}
 
 
@@ -393,7 +393,7 @@ def measure_run(spec: dict, recipe: dict, mode: str, device: str = "cuda", steps
             beta=recipe["beta"],
             learning_rate=1e-6,
             bf16=cuda and recipe["bf16"],
-            gradient_checkpointing=recipe["gradient_checkpointing"],
+            activation_checkpointing=recipe["activation_checkpointing"],
             use_cpu=not cuda,
             report_to="none",
             save_strategy="no",

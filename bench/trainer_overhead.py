@@ -63,7 +63,7 @@ def run_trainer(kind: str, model_dir: str, data_dir: str, output_dir: str, max_s
         learning_rate=1e-4,
         beta=0.0,
         bf16=False,
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         use_cpu=True,
         report_to="none",
         logging_steps=1,

@@ -37,10 +37,10 @@ W="${SMOKE_DIR:-$(mktemp -d -t r1_gui_smoke.XXXXXX)}"
 mkdir -p "${W}/logs"
 NPROC="${SMOKE_NPROC:-1}"
 if [[ "${DEVICE}" == cuda ]]; then
-    TRAIN=(--use_cpu false --bf16 true --gradient_checkpointing true)
+    TRAIN=(--use_cpu false --bf16 true --activation_checkpointing true)
     EVAL=(--device cuda --dtype bfloat16)
 else
-    TRAIN=(--use_cpu true --bf16 false --gradient_checkpointing false)
+    TRAIN=(--use_cpu true --bf16 false --activation_checkpointing false)
     EVAL=(--device cpu --dtype float32)
 fi
 # the process group's backend under torchrun: nccl on GPUs, gloo on CPU (a single process has no process group)

@@ -26,6 +26,10 @@ os.environ.update(
 sys.path.insert(0, str(NETGUARD))
 import sitecustomize  # noqa: E402,F401  (installs the guard in this process too)
 
+from r1_gui.cli_errors import cpu_threads  # noqa: E402
+
+cpu_threads()  # the threads every command line takes (half the cores), for this process and the ones tests start
+
 
 def _tiny_model_fixture(arch: str, what: str):
     """The session fixture `tiny_<arch>`: a tiny random model folder of ``arch`` (model + processor), built offline

@@ -373,3 +373,47 @@ def test_raw_outputs_in_pixels_of_the_resized_screenshot_score_on_a_benchmark(sy
     for name in ("type_accuracy", "grounding_accuracy", "text_accuracy", "step_success", "guir1_type_accuracy"):
         assert bench[name] == 1.0, name
     assert bench["guir1_text_accuracy"] in (1.0, None) and bench["num_samples"] == len(rows)
+
+
+def guir1_output_of(test_file: Path, path: Path, changes: dict | None = None) -> Path:
+    """GUI-R1's inference output for a test file, as its scripts write it: every test row's fields with the image
+    blanked, and a prediction (the ground-truth action name, pred_coord [0, 0]); ``changes``: {row: {field: value}} made after that."""
+    from r1_gui.evaluation.benchmarks import read_table
+
+    lines = []
+    for index, row in enumerate(read_table(test_file)):
+        line = {**row, "image": "", "pred_action": row["gt_action"], "pred_coord": [0, 0]}
+        line["pred_input_text"] = row["gt_input_text"]
+        lines.append({**line, **(changes or {}).get(index, {})})
+    return write_lines(path, lines)
+
+
+def run_eval_cli(*argv) -> subprocess.CompletedProcess:
+    """`python eval/test_aitw.py ARGV` as a user types it."""
+    command = [sys.executable, "eval/test_aitw.py", *map(str, argv)]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def test_guir1_predictions_are_scored_against_the_dataset_given(synthetic_sets, tmp_path):
+    """--dataset beside a GUI-R1 inference output: its rows are the ground truth (and the gallery's screenshots),
+    and predictions made for another test file are refused, naming the first row that differs."""
+    test_file = synthetic_sets["navigation"]
+    common = ["--benchmark", "androidcontrol_high", "--dataset", test_file]
+    made_for_it = guir1_output_of(test_file, tmp_path / "preds.json")
+    done = run_eval_cli(*common, "--predictions", made_for_it, "--output_dir", tmp_path / "o", "--gallery_size", "2")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "o" / "run_config.json").read_text())["dataset"] == str(test_file)
+    alone = score_guir1_predictions(made_for_it, "androidcontrol_high", tmp_path / "alone")  # the same ground truth
+    assert json.loads((tmp_path / "o" / "metrics.json").read_text())["benchmark"] == alone["benchmark"]
+    assert len(list((tmp_path / "o" / "gallery").glob("*.png"))) == 2  # the test file's screenshots
+
+    made_for_another = guir1_output_of(test_file, tmp_path / "other.json", {2: {"gt_action": "press_home"}})
+    refused = run_eval_cli(*common, "--predictions", made_for_another, "--output_dir", tmp_path / "o2")
+    assert refused.returncode == 2, refused.stderr
+    first = refused.stderr.splitlines()[0]
+    assert first.startswith(f"error: --predictions {made_for_another} row 2 has gt_action 'press_home' where "), first
+    assert not (tmp_path / "o2").exists()
+    shorter = guir1_output_of(test_file, tmp_path / "short.json")
+    shorter.write_text("".join(shorter.read_text().splitlines(keepends=True)[:-1]))
+    refused = run_eval_cli(*common, "--predictions", shorter, "--output_dir", tmp_path / "o3")
+    assert refused.returncode == 2 and " rows and --dataset " in refused.stderr.splitlines()[0], refused.stderr

@@ -567,3 +567,29 @@ def test_cli_end_to_end(raw, tmp_path):
     assert (out / "llamafactory" / "train.json").is_file()
     again = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "is not empty; pass --overwrite" in again.stderr
+
+
+def test_verl_gui_export_prompts_in_the_mobile_use_style_of_its_labels(raw, tmp_path):
+    """--export verl_gui labels are mobile_use calls on the 999 grid; the prompt beside them must be the mobile_use
+    tool's (it wrote the Aguvis pyautogui system prompt and user wording, whatever the labels)."""
+    from r1_gui.prompts import system_prompt
+
+    command = [sys.executable, "dataset/raw_load_data.py", "--input", str(raw / "synthetic-l2.json"),
+               "--output_dir", str(tmp_path / "out"), "--export", "verl_gui", "--no_progress"]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    exported = rows(tmp_path / "out" / "verl_gui" / "train.parquet")
+    built_rows = {row["id"]: row for row in rows(tmp_path / "out" / "train.parquet")}
+    for row in exported:
+        (system, user), info = row["raw_prompt"], row["extra_info"]
+        step = built_rows[f"{info['episode_id']}_{info['step']}"]
+        assert system == {"role": "system", "content": system_prompt("mobile_use", "grid999")}
+        history = "".join(f"\nStep {n}: {s}" for n, s in enumerate(step["history"], 1))
+        # the first step: what the multi-turn context's first turn says; later ones: the earlier steps after it
+        expected = f"<image>Instruction: {step['instruction']}" + (f"\n\nPrevious actions:{history}" if history else "")
+        assert user == {"role": "user", "content": expected}
+        assert "pyautogui" not in json.dumps(row["raw_prompt"])
+    steps = {row["extra_info"]["step"] for row in exported}
+    assert 0 in steps and max(steps) > 0  # both kinds of user text were checked
+    again = subprocess.run([*command, "--overwrite"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr  # the export is the builder's own: --overwrite replaces it

@@ -1,8 +1,11 @@
 """Every command line turns a user's mistake into one `error: ...` line and exit code 2, before any model loads, and
 keeps the traceback of a real bug (or of any error with R1_GUI_TRACEBACK=1). Each case is the command a user types."""
 
+import json
 import os
+import re
 import runpy
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -180,6 +183,15 @@ def test_builder_and_eval_errors_exit_2(command, synthetic_raw, tmp_path):
     assert_one_error_line(code, stderr, "nothing")
 
 
+def test_a_folder_for_a_file_and_a_missing_adapter_are_named_as_such(command, synthetic_raw, tmp_path):
+    """The builder called a folder given as --input missing ("does not exist"); merge_lora said a missing folder
+    "holds no adapter_config.json"."""
+    code, stderr = command("dataset/raw_load_data.py", "--input", synthetic_raw, "--output_dir", tmp_path / "o")
+    assert_first_error(code, stderr, f"--input {synthetic_raw} is a folder (it holds synthetic-l1.json, ")
+    code, stderr = command("r1_gui.merge_lora", "--adapter", tmp_path / "nope", "--output_dir", tmp_path / "m")
+    assert_first_error(code, stderr, f"--adapter {tmp_path / 'nope'}: no such folder")
+
+
 def test_as_a_process_and_with_the_traceback_variable(grpo_argv, tmp_path):
     """The real command: exit code 2 and one line; R1_GUI_TRACEBACK=1 shows the traceback instead."""
     argv = [sys.executable, "src/r1_gui/grpo_gui.py", *map(str, grpo_argv), "--reward_funcs", "accurasy"]
@@ -250,6 +262,11 @@ def test_resume_last_without_a_checkpoint_names_the_folder(command, tiny_qwen2_v
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no checkpoint")
     code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", out / "checkpoint-20")
     assert_one_error_line(code, stderr, f"--resume_from_checkpoint {out / 'checkpoint-20'}: no such checkpoint")
+    (out / "checkpoint-20").mkdir()  # what a kill while saving leaves: the weights, no trainer_state.json
+    (out / "checkpoint-20" / "model.safetensors").write_text("half written")
+    code, stderr = command(script, *argv, "--output_dir", out, "--resume_from_checkpoint", "last")
+    assert_one_error_line(code, stderr, f"--resume_from_checkpoint last: {out} holds no complete checkpoint-N folder",
+                          "checkpoint-20: no trainer_state.json, a save cut short")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -289,3 +306,371 @@ def test_grpo_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch,
     assert all(name in reward_help for name in rewards.REWARD_FUNCS), reward_help
     assert "`last`" in option_help(text, "resume_from_checkpoint")
     assert text.index(headings[1]) < 40 * 80, "the usage line lists every option again before the groups"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a new user hit on a fresh clone (issue 34, item 7): each was a traceback; each is one `error:` line, exit 2.
+# The commands run as the user types them: a process of this Python in the repository.
+
+
+def run_command(target: str, *argv, cwd: Path = REPO, prefix: tuple = ()) -> tuple[int, str]:
+    """(exit code, stderr) of `python <script> argv` (target a .py path relative to the repo) or `python -m target`."""
+    script = [str(REPO / target)] if target.endswith(".py") else ["-m", target]
+    env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([*prefix, sys.executable, *script, *map(str, argv)], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=600)  # fmt: skip
+    return done.returncode, done.stderr
+
+
+def assert_first_error(code: int, stderr: str, start: str) -> None:
+    """Exit code 2, one `error:` line and no traceback, and that line starts with ``start``."""
+    assert_one_error_line(code, stderr)
+    line = next(line for line in stderr.splitlines() if line.startswith("error: "))
+    assert line.startswith(f"error: {start}"), line
+
+
+@pytest.fixture
+def lora_adapter(tiny_qwen2_vl, tmp_path, monkeypatch) -> Path:
+    """project/runs/lora: a LoRA adapter whose adapter_config.json names its base model as a training run from
+    project/ writes it, relative ("models/tiny")."""
+    import shutil
+
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    project = tmp_path / "project"
+    shutil.copytree(tiny_qwen2_vl, project / "models" / "tiny")
+    monkeypatch.chdir(project)
+    model = AutoModelForImageTextToText.from_pretrained("models/tiny")
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained("runs/lora")
+    assert json.loads(Path("runs/lora/adapter_config.json").read_text())["base_model_name_or_path"] == "models/tiny"
+    return project / "runs" / "lora"
+
+
+def test_malformed_recipe_yaml_is_one_line(tiny_qwen2_vl, tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("reward_funcs: [accuracy\nmax_steps: 2\n")  # an unclosed list
+    code, stderr = run_command("src/r1_gui/grpo_gui.py", "--config", recipe, "--output_dir", tmp_path / "out")
+    assert_first_error(code, stderr, f"--config {recipe} is not valid YAML: while parsing a flow sequence")
+    assert f'in "{recipe}", line 1' in stderr
+
+
+def test_eval_on_a_corrupted_parquet_names_the_file(tiny_qwen2_vl, tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.parquet").write_bytes(b"not a parquet file")
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset",
+                               tmp_path / "data", "--output_dir", tmp_path / "o")  # fmt: skip
+    data = tmp_path / "data"
+    assert_first_error(code, stderr, f"--dataset {data}: {data / 'test.parquet'} is not a readable parquet file")
+
+
+def test_eval_of_a_folder_that_is_not_a_model_is_one_line(synthetic_dataset, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a model")
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", tmp_path / "notes", "--dataset",
+                               synthetic_dataset, "--output_dir", tmp_path / "o")  # fmt: skip
+    assert_first_error(code, stderr, f"--model_name_or_path {tmp_path / 'notes'} holds no config.json")
+
+
+@pytest.mark.parametrize("script", ["eval/test_aitw.py", "src/r1_gui/grpo_gui.py"])
+def test_max_pixels_below_min_pixels_fails_before_loading(script, tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    if script.startswith("eval"):
+        argv = ["--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--max_samples", "1"]
+    else:
+        argv = ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
+    code, stderr = run_command(script, *argv, "--output_dir", tmp_path / "o", "--max_pixels", "10")
+    assert_first_error(code, stderr, "--min_pixels 3136 and --max_pixels 10 bound a screenshot's area")
+    assert not (tmp_path / "o" / "predictions.jsonl").exists()
+
+
+def test_grpo_on_a_file_that_is_not_an_image_names_the_row_and_file(grpo_argv, synthetic_dataset, tmp_path):
+    text = tmp_path / "screen.png"
+    text.write_text("a text file named like a screenshot")
+    broken = broken_dataset(synthetic_dataset, tmp_path / "broken", image={3: str(text)})
+    identifier = pd.read_parquet(broken / "train.parquet")["id"][3]
+    code, stderr = run_command("src/r1_gui/grpo_gui.py", *grpo_argv, "--dataset_name", broken)
+    assert_first_error(code, stderr, f"{broken}[train] row 3 (id {identifier!r}): '{text}' is not an image file")
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """(folder, command prefix): a folder this test's commands cannot write to. As a user: its mode is 0555. As root
+    (who writes anyway): a read-only bind mount of it in a mount namespace of the command's own."""
+    import shutil
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder, ()
+        folder.chmod(0o755)
+        return
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    prefix = ("unshare", "-m", "sh", "-c", script, str(folder))
+    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("running as root without a mount namespace: no way to make a folder read-only")
+    yield folder, prefix
+
+
+def test_a_read_only_output_dir_is_one_line_before_any_work(read_only, tiny_qwen2_vl, synthetic_dataset, lora_adapter):
+    folder, prefix = read_only
+    cases = [
+        ("eval/test_aitw.py", ["--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset,
+                               "--max_samples", "1", "--output_dir", folder], f"--output_dir {folder}: cannot write"),
+        ("src/r1_gui/grpo_gui.py", ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
+                                    synthetic_dataset, "--output_dir", folder / "run"],
+         f"--output_dir {folder / 'run'}: cannot write there ({folder}, where it would be created)"),
+        ("r1_gui.tiny", ["--out", folder / "tiny"], f"--out {folder / 'tiny'}: cannot write there"),
+        ("r1_gui.merge_lora", ["--adapter", lora_adapter, "--output_dir", folder / "merged"],
+         f"--output_dir {folder / 'merged'}: cannot write there"),
+    ]  # fmt: skip
+    for target, argv, start in cases:
+        code, stderr = run_command(target, *argv, cwd=lora_adapter.parents[1], prefix=prefix)
+        assert_first_error(code, stderr, start)
+        assert "Read-only file system" in stderr or "Permission denied" in stderr
+
+
+def test_demo_keeps_a_users_files_in_its_data_folder(tmp_path):
+    (tmp_path / "demo" / "data").mkdir(parents=True)
+    (tmp_path / "demo" / "data" / "notes.txt").write_text("mine")
+    code, stderr = run_command("r1_gui.demo", "--fast", "--output_dir", tmp_path / "demo")
+    demo = tmp_path / "demo"
+    assert_first_error(code, stderr, f"--output_dir {demo}: {demo / 'data'} holds notes.txt, which the demo did not")
+    assert sorted(p.name for p in demo.rglob("*")) == ["data", "notes.txt"]  # nothing written, nothing lost
+    assert (demo / "data" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "hub-unreachable"])
+def test_an_adapter_used_from_another_folder_names_its_base_model_path(lora_adapter, synthetic_dataset, tmp_path,
+                                                                       monkeypatch, offline):  # fmt: skip
+    """adapter_config.json holds the base model's path as training was given it (relative): from another folder it
+    is not found, and the Hub was asked for "models/tiny" (a 104-line traceback when online)."""
+    if not offline:  # as on a machine with no HF_HUB_OFFLINE set; the tests' network guard answers for the Hub
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+            monkeypatch.delenv(name)
+    project = lora_adapter.parents[1]
+    code, stderr = run_command("eval/test_aitw.py", "--model_name_or_path", "project/runs/lora", "--dataset",
+                               synthetic_dataset, "--output_dir", tmp_path / "o", cwd=tmp_path)  # fmt: skip
+    assert_first_error(code, stderr, "project/runs/lora/adapter_config.json names the base model 'models/tiny' "
+                                     f"(base_model_name_or_path), which is no folder under {tmp_path}")  # fmt: skip
+    assert f"it is under {project}: run from there" in stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Ctrl-C (issue 34, item 9): one line saying what was kept and the command that goes on, exit code 130.
+
+
+@pytest.mark.parametrize(
+    "argv, drop, switches, add, expected",
+    [
+        # nothing to change: the command as typed, quoted for a shell
+        (["eval/test_aitw.py", "--dataset", "my data"], (), (), (), "python eval/test_aitw.py --dataset 'my data'"),
+        # a switch dropped (--overwrite would delete what the run kept)
+        (["e.py", "--overwrite", "--seed", "1"], (), ("--overwrite",), (), "python e.py --seed 1"),
+        # a flag and its value dropped, the new value added at the end
+        (["g.py", "--resume_from_checkpoint", "runs/x/checkpoint-2", "--max_steps", "9"],
+         ("--resume_from_checkpoint",), (), ("--resume_from_checkpoint", "last"),
+         "python g.py --max_steps 9 --resume_from_checkpoint last"),
+        # the --flag=value form is one word
+        (["g.py", "--resume_from_checkpoint=runs/x", "--seed", "0"], ("--resume_from_checkpoint",), (), (),
+         "python g.py --seed 0"),
+        # a value that only looks like the flag's name is kept
+        (["g.py", "--run_name", "--resume_from_checkpoint"], (), ("--overwrite",), (),
+         "python g.py --run_name --resume_from_checkpoint"),
+    ],
+    ids=["as-typed", "switch", "flag-and-value", "flag-equals", "value-like-a-flag"],
+)  # fmt: skip
+def test_rerun_command(argv, drop, switches, add, expected):
+    from r1_gui.cli_errors import rerun_command
+
+    assert rerun_command(drop, switches, add, argv=argv) == expected
+
+
+def test_interrupted_line_reads_what_was_kept_when_the_ctrl_c_comes():
+    from r1_gui.cli_errors import interrupted_line, on_interrupt
+
+    written = []
+    with pytest.raises(KeyboardInterrupt) as caught, on_interrupt(lambda: "outer", lambda: "outer command"):
+        with on_interrupt(lambda: f"{len(written)} lines", lambda: None):
+            written += ["a", "b"]
+            raise KeyboardInterrupt
+    # the outermost block is the command the user typed: its line stays
+    assert interrupted_line(caught.value) == "interrupted: kept outer; continue with: outer command"
+    with pytest.raises(KeyboardInterrupt) as caught, on_interrupt(lambda: f"{len(written)} lines", lambda: None):
+        raise KeyboardInterrupt
+    assert interrupted_line(caught.value) == "interrupted: kept 2 lines"  # counted when the Ctrl-C came
+    assert interrupted_line(KeyboardInterrupt()) == "interrupted: nothing was kept"
+
+
+def interrupt_when(argv: list, ready, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `python ARGV` in the repository, send it SIGINT (a Ctrl-C) once ``ready()`` holds (polled: the command's
+    loop has started), and return how it ended."""
+    import signal
+    import time
+
+    env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
+    env |= {"OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])}
+    process = subprocess.Popen([sys.executable, *map(str, argv)], cwd=REPO, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the command never reached its loop"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def assert_interrupted(done: subprocess.CompletedProcess) -> str:
+    """Exit code 130, no traceback, and the `interrupted:` line last; returns that line."""
+    assert done.returncode == 130, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("interrupted: kept "), lines[-3:]
+    assert sum(line.startswith("interrupted:") for line in lines) == 1
+    return lines[-1]
+
+
+def test_ctrl_c_in_evaluation_names_the_predictions_kept_and_the_command_that_resumes(tiny_qwen2_vl,
+                                                                                      synthetic_dataset, tmp_path):  # fmt: skip
+    out = tmp_path / "eval"
+    argv = ["eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--split",
+            "train", "--batch_size", "1", "--max_pixels", "50176", "--gallery_size", "0", "--output_dir", out,
+            "--overwrite"]  # fmt: skip
+    predictions = out / "predictions.jsonl"
+    done = interrupt_when(argv, lambda: predictions.is_file() and predictions.read_bytes().count(b"\n") >= 1)
+    line = assert_interrupted(done)
+    kept = predictions.read_bytes().count(b"\n")
+    command = shlex.join(["python", *map(str, argv[:-1])])  # the same command, without --overwrite
+    assert line == f"interrupted: kept {kept} predictions in {predictions}; continue with: {command}"
+    resumed = subprocess.run([sys.executable, *shlex.split(command)[1:], "--max_samples", str(kept + 1)], cwd=REPO,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"{kept} of {kept + 1} samples already there, 1 to generate" in resumed.stderr
+
+
+def test_ctrl_c_in_training_names_the_last_checkpoint_and_resume_last(grpo_argv, tmp_path):
+    out = tmp_path / "out"
+    argv = ["src/r1_gui/grpo_gui.py", *grpo_argv, "--max_steps", "500", "--save_strategy", "steps",
+            "--save_steps", "1"]  # fmt: skip
+    done = interrupt_when(argv, lambda: (out / "checkpoint-1" / "trainer_state.json").is_file())
+    line = assert_interrupted(done)
+    from r1_gui.training.args import checkpoint_folders
+
+    last = checkpoint_folders(out)[0][-1]
+    command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
+    assert line == f"interrupted: kept {last}, the last checkpoint saved; continue with: {command}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# CPU threads (issue 34, item 10): half the cores unless OMP_NUM_THREADS says otherwise, set by every command line.
+
+
+@pytest.mark.parametrize(
+    "cores, variable, expected",
+    [
+        (2, None, 1),  # the 2-core machine: one thread, which no other job can make wait
+        (16, None, 8),  # half the cores
+        (1, None, 1),  # never fewer than one
+        (16, "3", 3),  # the user's OMP_NUM_THREADS wins
+        (16, "0", 8),  # not a thread count: the default
+        (16, "two", 8),  # not a number: the default
+    ],
+)
+def test_cpu_threads(monkeypatch, cores, variable, expected):
+    import torch
+
+    from r1_gui.cli_errors import cpu_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    if variable is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", variable)
+    try:
+        assert cpu_threads() == expected
+        assert torch.get_num_threads() == expected and os.environ["OMP_NUM_THREADS"] == str(expected)
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("variable", [None, "3"], ids=["default", "OMP_NUM_THREADS=3"])
+def test_a_command_runs_torch_on_half_the_cores(variable):
+    """torch itself takes every core; a command line under cli_main takes half, or what OMP_NUM_THREADS says."""
+    code = ("import os, sys, torch; from r1_gui.cli_errors import cli_main; "
+            "cli_main(lambda: print(torch.get_num_threads(), len(os.sched_getaffinity(0))))()")  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    env |= {"OMP_NUM_THREADS": variable} if variable else {}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    threads, cores = map(int, done.stdout.split())
+    assert threads == (int(variable) if variable else max(1, cores // 2)), done.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress and noise (issue 34, items 11 and 12): a bar on every loop a user waits on, one line per training step,
+# none of the warnings r1_gui's own settings caused.
+
+NOISE = (
+    "`gradient_checkpointing` is deprecated",  # r1_gui's recipes used the old name, and trl's default did too
+    "`is_gradient_checkpointing` is deprecated",  # trl 1.16 reads the old property every step
+    "`gradient_checkpointing_disable` is deprecated",  # and, with checkpointing on, calls the old methods
+    "`gradient_checkpointing_enable` is deprecated",
+    "Setting accelerator to CPU",  # DeepSpeed at import, on every CPU machine
+    "{'loss'",  # transformers printed each step's metrics dict
+)
+
+
+@pytest.mark.parametrize(
+    "script, checkpointing",
+    [("src/r1_gui/grpo_gui.py", "false"), ("src/r1_gui/grpo_gui.py", "true"), ("src/r1_gui/sft.py", "false")],
+)
+def test_training_shows_one_line_per_step_and_no_noise(script, checkpointing, tiny_qwen2_vl, synthetic_dataset,
+                                                        tmp_path):  # fmt: skip
+    recipe = GRPO_RECIPE if "grpo" in script else SFT_RECIPE
+    argv = ["--config", recipe, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset,
+            "--output_dir", tmp_path / "out", "--max_steps", "2", "--logging_steps", "1",
+            "--activation_checkpointing", checkpointing]  # fmt: skip
+    argv += ["--reward_funcs", "step_success", "format"] if "grpo" in script else []  # a success reward to show
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{os.environ['PYTHONPATH']}"}
+    done = subprocess.run([sys.executable, script, *map(str, argv)], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    console = done.stdout + done.stderr
+    assert [noise for noise in NOISE if noise in console] == []
+    steps = [line for line in re.split(r"[\r\n]", console) if line.startswith("step ")]
+    assert [line.split(" | ")[0] for line in steps] == ["step 1/2", "step 2/2"], steps
+    pattern = r"reward \S+ \| success \S+ \| loss \S+" if "grpo" in script else r"token accuracy \S+ \| loss \S+"
+    assert all(re.search(pattern, line) for line in steps) and steps[1].endswith(" s/step"), steps
+    assert "trained 2 steps in " in console
+    history = json.loads((tmp_path / "out" / "trainer_state.json").read_text())["log_history"]
+    logged = {key for entry in history for key in entry}  # every metric is still logged
+    assert {"loss", "grad_norm", "learning_rate"} <= logged
+    assert "grpo" not in script or {"reward", "rewards/step_success/mean", "completions/parse_rate"} <= logged
+
+
+def test_scoring_a_predictions_file_shows_its_progress(synthetic_dataset, tmp_path):
+    ids = pd.read_parquet(synthetic_dataset / "test.parquet")["id"]
+    lines = [json.dumps({"id": identifier, "output": "mobile.back()"}) for identifier in ids]
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n")
+    done = subprocess.run([sys.executable, "eval/test_aitw.py", "--dataset", synthetic_dataset, "--predictions",
+                           tmp_path / "p.jsonl", "--output_dir", tmp_path / "o"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"scoring: 100%\|\S*\| {len(ids)}/{len(ids)} \[", done.stderr), done.stderr[-2000:]
+
+
+def test_ctrl_c_in_episode_evaluation_names_the_episodes_kept_and_the_command_that_resumes(tiny_qwen2_vl, tmp_path):
+    out = tmp_path / "phone"
+    argv = ["eval/test_phone.py", "--model_name_or_path", tiny_qwen2_vl, "--output_dir", out, "--episodes", "40",
+            "--batch_size", "1", "--tasks", "go_home", "--max_turns", "2", "--max_new_tokens", "8",
+            "--max_pixels", "12544", "--overwrite"]  # fmt: skip
+    episodes = out / "episodes.jsonl"
+    done = interrupt_when(argv, lambda: episodes.is_file() and episodes.read_bytes().count(b"\n") >= 1)
+    line = assert_interrupted(done)
+    kept = episodes.read_bytes().count(b"\n")
+    command = shlex.join(["python", *map(str, argv[:-1])])  # the same command, without --overwrite
+    assert line == f"interrupted: kept {kept} episodes in {episodes}; continue with: {command}"

@@ -419,11 +419,32 @@ def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tm
     assert steps == [1, 2, 3], "the resumed run repeated or skipped steps"
 
 
-def read_wandb_history_keys(run_file: Path) -> set[str]:
-    """History keys of an offline wandb run file (LevelDB-style log: 32 KiB blocks of CRC|length|type records)."""
+def test_resume_last_takes_the_newest_complete_checkpoint(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """A kill while saving leaves checkpoint-N without trainer_state.json: `last` was that folder, and the run died
+    in a FileNotFoundError traceback. It resumes from the newest complete one and says which, as the user runs it."""
+    common = ("--save_strategy", "steps", "--save_steps", "1")
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--max_steps", "1", *common)
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "model.safetensors").write_bytes(b"cut short")
+    argv = ["--config", RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
+    argv += ["--output_dir", tmp_path, "--max_steps", "2", "--resume_from_checkpoint", "last"]
+    done = subprocess.run([sys.executable, "src/r1_gui/grpo_gui.py", *map(str, argv)], cwd=REPO, text=True,
+                          capture_output=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        f"--resume_from_checkpoint last: resuming from {tmp_path / 'checkpoint-1'}, the newest complete checkpoint; "
+        "checkpoint-2 hold(s) no trainer_state.json"
+    ) in done.stderr
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and [e["step"] for e in state["log_history"] if "loss" in e] == [1, 2]
+
+
+def read_wandb_records(run_file: Path) -> tuple[set[str], set[str]]:
+    """(history keys, record types) of an offline wandb run file (LevelDB-style log: 32 KiB blocks of
+    CRC|length|type records)."""
     from wandb.proto import wandb_internal_pb2
 
-    data, block, position, pending, keys = run_file.read_bytes(), 32768, 7, b"", set()
+    data, block, position, pending, keys, kinds = run_file.read_bytes(), 32768, 7, b"", set(), set()
     while position + 7 <= len(data):
         if block - position % block < 7:
             position += block - position % block
@@ -434,11 +455,12 @@ def read_wandb_history_keys(run_file: Path) -> set[str]:
             record = wandb_internal_pb2.Record()
             record.ParseFromString(pending + chunk)
             pending = b""
+            kinds.add(record.WhichOneof("record_type"))
             if record.WhichOneof("record_type") == "history":
                 keys |= {item.key or "/".join(item.nested_key) for item in record.history.item}
         elif kind in (2, 3):
             pending += chunk
-    return keys
+    return keys, kinds
 
 
 def test_wandb_offline_run_holds_our_metrics_and_the_table(tiny_qwen2_vl, synthetic_dataset, tmp_path, monkeypatch):
@@ -446,8 +468,11 @@ def test_wandb_offline_run_holds_our_metrics_and_the_table(tiny_qwen2_vl, synthe
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_DATA_DIR", str(tmp_path / "wandb-data"))
     run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path / "out", "--max_steps", "2", "--report_to", "wandb")
+    # main() returned: the run is finished and its file written out (finish_wandb_run waits for both), so the file
+    # is read at once, with no wait that load could outlast
     (run_file,) = tmp_path.glob("wandb/offline-run-*/run-*.wandb")
-    keys = read_wandb_history_keys(run_file)
+    keys, kinds = read_wandb_records(run_file)
+    assert "exit" in kinds, kinds  # the record wandb writes when the run finishes
     assert {"train/rewards/accuracy/mean", "train/completions/parse_rate", "train/groups/no_signal_frac"} <= keys
     assert any(k.startswith("train/rewards/accuracy/") and not k.endswith(("mean", "std")) for k in keys)
     assert "completions_table/_type" in keys
@@ -474,6 +499,49 @@ def test_torchrun_two_processes_with_zero1_end_with_equal_weights(tiny_qwen2_vl,
     before = load_file(tiny_qwen2_vl / "model.safetensors")
     after = load_file(tmp_path / "model.safetensors")
     assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_nodes_as_documented_train_together_and_one_process_writes(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """README's several-nodes launch, run by hand the way a second node would: two torchrun agents (--nnodes 2,
+    node ranks 0 and 1, one process each, rendezvous on 127.0.0.1), gloo, ZeRO-2, 2 steps. Each node has its own
+    output folder, as each machine has its own disk: the model is saved by global process 0 alone, and only the
+    process that writes says "saved" (node 1 said it too while writing nothing)."""
+    port, logs = free_port(), {}
+    processes = {}
+    for node in (0, 1):
+        command = [
+            *(sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(node)),
+            *("--nproc_per_node", "1", "--master_addr", "127.0.0.1", "--master_port", str(port)),
+            str(REPO / "tests" / "helpers" / "grpo_rank_weights.py"),
+            *("--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl)),
+            *("--dataset_name", str(synthetic_dataset), "--output_dir", str(tmp_path / f"node{node}")),
+            *("--max_steps", "2", "--per_device_train_batch_size", "2", "--reward_funcs", "digit_fraction", "format"),
+            *("--deepspeed", str(REPO / "local_scripts" / "zero2.json")),
+        ]
+        logs[node] = (tmp_path / f"node{node}.log").open("w")
+        processes[node] = subprocess.Popen(command, stdout=logs[node], stderr=subprocess.STDOUT, cwd=REPO,
+                                           env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    codes = {node: process.wait(timeout=900) for node, process in processes.items()}
+    for log in logs.values():
+        log.close()
+    output = {node: (tmp_path / f"node{node}.log").read_text() for node in (0, 1)}
+    assert codes == {0: 0, 1: 0}, output[0][-3000:] + output[1][-3000:]
+    ranks = [json.loads((tmp_path / f"node{r}" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["global_step"] for r in ranks] == [2, 2] and ranks[0]["checksum"] == ranks[1]["checksum"]
+    before = load_file(tiny_qwen2_vl / "model.safetensors")
+    after = load_file(tmp_path / "node0" / "model.safetensors")
+    assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
+    assert sorted(path.name for path in (tmp_path / "node1").iterdir()) == ["rank1.json"]  # the helper's own file
+    saved = "saved the model, processor and trainer_state.json to"
+    assert output[0].count(saved) == 1 and saved not in output[1]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def test_meta_count_equals_real_model(name):
 def test_real_recipes_are_read():
     aguvis = read_recipe(memory_plan.RECIPES["aguvis7b"])
     assert (aguvis["beta"], aguvis["zero_stage"], aguvis["per_device_train_batch_size"]) == (0.04, 1, 1)
-    assert aguvis["bf16"] and aguvis["gradient_checkpointing"]
+    assert aguvis["bf16"] and aguvis["activation_checkpointing"]
     assert read_recipe(memory_plan.RECIPES["qwen25vl3b"])["zero_stage"] == 2
     verl = read_recipe(memory_plan.RECIPES["qwen3vl8b_phone"])  # the verl recipe's settings, on Qwen3-VL-8B
     assert (verl["zero_stage"], verl["beta"], verl["num_generations"], verl["coordinates"]) == (3, 0.01, 5, "grid999")

@@ -114,15 +114,24 @@ def test_qwen3_vl_keeps_its_own_traits_at_tiny_scale(tiny_qwen3_vl, tiny_qwen3_v
 
 
 def test_cli_builds_a_folder(tmp_path):
+    """One line says what was built and where (it said "built" and "saved" for the same model), and the weights
+    file has the mode of the files beside it (safetensors left it 0600: unreadable to other users)."""
+    import os
+
     out = tmp_path / "cli"
     result = subprocess.run(
         [sys.executable, "-m", "r1_gui.tiny", "--arch", "qwen2_5_vl", "--out", str(out)],
         capture_output=True,
         text=True,
+        preexec_fn=lambda: os.umask(0o022),
     )
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "config.json").read_text())["model_type"] == "qwen2_5_vl"
-    assert "saved tiny qwen2_5_vl model" in result.stdout
+    said = [line for line in (result.stdout + result.stderr).splitlines() if str(out) in line]
+    assert len(said) == 1 and said[0].startswith("built a tiny qwen2_5_vl model ("), said
+    assert said[0].endswith(f"M parameters) and saved it to {out}"), said
+    modes = {path.name: path.stat().st_mode & 0o777 for path in out.iterdir()}
+    assert modes["model.safetensors"] == modes["config.json"] == 0o644, modes
 
 
 def test_cli_rejects_an_unknown_architecture(tmp_path):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError
-from r1_gui.paths import check_local_or_hub, resolve_model_path
+from r1_gui.cli_errors import UserError, one_line
+from r1_gui.paths import check_local_or_hub, offline_reason, resolve_model_path
 
 ADAPTER_CONFIG = "adapter_config.json"
 
@@ -27,13 +27,37 @@ def adapter_base(model_name_or_path: str | Path) -> str | None:
 
 def config_folder(model_name_or_path: str | Path, flag: str = "--model_name_or_path") -> Path:
     """The folder whose config.json describes the model (for an adapter folder, its base model's), local or from
-    the Hub cache; a missing local folder is a UserError naming ``flag``."""
+    the Hub cache. A UserError naming ``flag`` when a local folder is missing or holds no config.json (nor
+    adapter_config.json), and naming the adapter's adapter_config.json when the base model it names cannot be found."""
     check_local_or_hub(model_name_or_path, flag)
     base = adapter_base(model_name_or_path)
     if base is None:
-        return resolve_model_path(model_name_or_path)
-    check_local_or_hub(base, f"the base model of the adapter {model_name_or_path}:")
-    return resolve_model_path(base)
+        folder = resolve_model_path(model_name_or_path)
+        if not (folder / "config.json").is_file():
+            raise UserError(
+                f"{flag} {model_name_or_path} holds no config.json (nor {ADAPTER_CONFIG}): it is not a model folder; "
+                "give the --output_dir of a training run, a python -m r1_gui.tiny folder or a Hub model id"
+            )
+        return folder
+    return base_model_folder(model_name_or_path, base)
+
+
+def base_model_folder(adapter: str | Path, base: str) -> Path:
+    """The folder of an adapter's base model (a local folder, or a Hub id through the cache or a download). A
+    UserError naming the adapter_config.json when it is not there: a relative path is relative to where the
+    training ran, so an adapter used from elsewhere does not find it."""
+    try:
+        check_local_or_hub(base, "")
+        return resolve_model_path(base)
+    except (OSError, ValueError) as error:  # not here, and the Hub has no such model or cannot be reached
+        offline = offline_reason()
+        hub = f"the Hub cannot be asked ({offline})" if offline else f"the Hub has no such model ({one_line(error)})"
+        found = [p for p in Path(adapter).resolve().parents if (p / base).is_dir()]
+        hint = f"it is under {found[0]}: run from there, or" if found else "run from the folder training ran in, or"
+        raise UserError(
+            f"{Path(adapter) / ADAPTER_CONFIG} names the base model {base!r} (base_model_name_or_path), which is no "
+            f"folder under {Path.cwd()}, and {hub}; {hint} write its absolute path or Hub id there"
+        ) from None
 
 
 def load_model(model_name_or_path: str | Path, **kwargs):

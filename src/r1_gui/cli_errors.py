@@ -13,19 +13,38 @@
 What counts as the user's mistake is decided where the error is raised, never by catching every ValueError at the
 top: a `UserError`, or a ValueError/OSError raised inside a `user_errors()` block (the checks that run before any
 model loads). Anything else keeps its traceback. `R1_GUI_TRACEBACK=1` shows the traceback of user errors too.
+
+Ctrl-C ends a command with one line and exit code 130 instead of a traceback. A command says what an interruption
+keeps and how to go on by running its long work inside `on_interrupt`; both are read when the Ctrl-C comes:
+
+        with on_interrupt(kept=lambda: f"{done()} predictions in {path}", resume=lambda: rerun_command()):
+            generate_everything()
+    # Ctrl-C -> "interrupted: kept 12 predictions in results/x/predictions.jsonl; continue with: python eval/..."
+
+Nested blocks (a command run inside another, as the demo runs GRPO) leave the outermost one's line: it is the
+command the user typed. Without a block the line says that nothing was kept. `R1_GUI_TRACEBACK=1` shows the
+traceback instead.
+
+On the way in, `cli_main` also sets how many CPU threads torch uses (`cpu_threads`): half the cores this process
+may run on unless OMP_NUM_THREADS says otherwise, because OpenMP threads that wait for a descheduled sibling make a
+run several times slower on a machine where any other job runs (8x in bench/cpu_threads.py on 2 cores).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 TRACEBACK_VARIABLE = "R1_GUI_TRACEBACK"
+THREADS_VARIABLE = "OMP_NUM_THREADS"  # the override users know: torch, OpenMP and MKL all read it
 EXIT_CODE = 2  # as argparse exits on a bad flag
+INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as shells report a Ctrl-C
 _MARK = "_r1_gui_user_error"
+_INTERRUPT = "_r1_gui_interrupt"  # on a KeyboardInterrupt: the (kept, resume) of the blocks it went through
 
 
 class UserError(ValueError):
@@ -67,17 +86,100 @@ def one_line(error: BaseException) -> str:
     return "; ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
+def cpu_threads() -> int:
+    """Set torch's intra-op CPU threads for this command and return them: OMP_NUM_THREADS where the user set it, else
+    half the cores this process may run on (at least 1; os.sched_getaffinity, so a container's or taskset's share).
+    torch's own default, every core, collapses under contention: its OpenMP threads meet at a barrier after each op,
+    and a thread another job has descheduled holds all of them (bench/cpu_threads.py, 2 cores: 2 threads beside one
+    CPU-bound process ran the tiny model's evaluation 7.8x slower than 1). Set in the environment before torch is
+    imported (and passed on to the processes a command starts), or with torch.set_num_threads after. torchrun sets
+    OMP_NUM_THREADS=1 for its workers when it starts several per node, which this keeps."""
+    given = os.environ.get(THREADS_VARIABLE, "").strip()
+    threads = int(given) if given.isdigit() and int(given) > 0 else max(1, len(os.sched_getaffinity(0)) // 2)
+    os.environ[THREADS_VARIABLE] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads") and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
+
+
+@contextmanager
+def on_interrupt(kept: Callable[[], str], resume: Callable[[], str | None]) -> Iterator[None]:
+    """A Ctrl-C inside the block ends the command (under `cli_main`) with one line: ``kept()`` (what the work so far
+    left, e.g. "checkpoint-40 in runs/x") and ``resume()`` (the command that goes on, or None). Both are called only
+    when the Ctrl-C comes, so they can count what is there by then."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        setattr(interrupt, _INTERRUPT, (kept, resume))  # set again by each enclosing block: the outermost stays
+        raise
+
+
+def interrupted_line(interrupt: KeyboardInterrupt) -> str:
+    """The line a Ctrl-C ends a command with (see `on_interrupt`)."""
+    kept, resume = getattr(interrupt, _INTERRUPT, (lambda: "", lambda: None))
+    try:
+        what, command = kept(), resume()
+    except Exception as error:  # a line, whatever the state of the files the work was writing
+        what, command = f"(what was kept could not be read: {one_line(error)})", None
+    line = f"interrupted: kept {what}" if what else "interrupted: nothing was kept"
+    return line + (f"; continue with: {command}" if command else "")
+
+
+def close_progress_bars() -> None:
+    """Close every tqdm bar still open (a loop left by a Ctrl-C), so that each ends its line now."""
+    tqdm = sys.modules.get("tqdm.std")
+    for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", ())):
+        bar.close()
+
+
+def rerun_command(
+    drop: Sequence[str] = (), drop_switches: Sequence[str] = (), add: Sequence[str] = (), argv: list[str] | None = None
+) -> str:
+    """The command line this process was started with (or ``argv``), as a shell line: `python SCRIPT ...` (or
+    `python -m MODULE ...`, or `torchrun ...`), without the flags in ``drop`` and their values (``--flag value`` or
+    ``--flag=value``), without the value-less switches in ``drop_switches``, and with ``add`` appended."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None) if argv is None else None
+    argv = sys.argv if argv is None else argv
+    program = ["python", argv[0]]
+    if spec is not None and spec.name != "__main__":  # run as `python -m MODULE`
+        program = ["python", "-m", spec.name.removesuffix(".__main__")]
+    if "TORCHELASTIC_RUN_ID" in os.environ:  # a torchrun worker: the user typed torchrun
+        program = ["torchrun", "--nproc_per_node", os.environ.get("LOCAL_WORLD_SIZE", "1"), *program[1:]]
+    kept, skip = [], False
+    for arg in argv[1:]:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif name in drop:
+            skip = "=" not in arg
+        elif arg not in drop_switches:
+            kept.append(arg)
+    return shlex.join([*program, *kept, *add])
+
+
 def cli_main(function: Callable) -> Callable:
     """Decorate a command's entry point: a user error prints `error: <message>` on stderr and raises `UserExit`
     (exit code 2), as argparse does for a bad flag; any other exception propagates with its traceback. With
-    R1_GUI_TRACEBACK=1 user errors propagate too."""
+    R1_GUI_TRACEBACK=1 user errors propagate too. A Ctrl-C prints one line (`interrupted_line`: what was kept and
+    the command that continues) and exits with code 130. Before the command runs, `cpu_threads` sets torch's
+    CPU threads."""
 
     @functools.wraps(function)
     def entry(*args, **kwargs):
+        traceback = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0")
+        cpu_threads()
         try:
             return function(*args, **kwargs)
+        except KeyboardInterrupt as interrupt:
+            if traceback:
+                raise
+            close_progress_bars()  # else they print their last state after the line, at exit
+            if os.environ.get("RANK", "0") == "0":  # under torchrun every process gets the Ctrl-C: one line
+                print(f"\n{interrupted_line(interrupt)}", file=sys.stderr, flush=True)
+            raise SystemExit(INTERRUPTED_EXIT_CODE) from None
         except Exception as error:
-            if not is_user_error(error) or os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+            if not is_user_error(error) or traceback:
                 raise
             message = one_line(error)
             print(f"error: {message}", file=sys.stderr)

@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from r1_gui.cli_errors import cli_main
+from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
 from r1_gui.paths import check_output_folder
 from r1_gui.tiny import ARCHS
 
@@ -100,6 +100,23 @@ def _stage(number: int, total: int, what: str) -> None:
     print(f"[{number}/{total}] {what}", flush=True)
 
 
+def check_rebuilt_folders(output_dir: Path) -> None:
+    """Before any stage runs: raw/ and data/, which every run rebuilds (the synthetic writer's and the builder's
+    overwrite), must hold only what those wrote; a user's own files there stop the demo, named, and nothing is
+    written or removed."""
+    from r1_gui.builder.writers import BUILD_FILES, BUILD_MARKER, files_not_written_by_us, some_names
+    from r1_gui.synthetic import writer
+
+    for name, marker, ours in (("raw", writer.MARKER, writer.OUTPUT_FILES), ("data", BUILD_MARKER, BUILD_FILES)):
+        foreign = files_not_written_by_us(output_dir / name, marker, ours)
+        if foreign:
+            raise UserError(
+                f"--output_dir {output_dir}: {output_dir / name} holds {some_names(foreign)}, which the demo did not write, and "
+                "every run rebuilds that folder: move those files away or give another --output_dir (nothing was "
+                "changed)"
+            )
+
+
 def build_data(config: DemoConfig, output_dir: Path, seed: int) -> dict:
     from r1_gui.builder import build
     from r1_gui.synthetic import generate
@@ -135,7 +152,7 @@ def _training_argv(config: DemoConfig, output_dir: Path, model: Path, out: Path,
         *("--model_name_or_path", str(model), "--dataset_name", str(output_dir / "data"), "--output_dir", str(out)),
         *("--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis", "--coordinates", "normalized"),
         *("--max_pixels", str(config.max_pixels)),
-        *("--dtype", "float32", "--bf16", "false", "--gradient_checkpointing", "false", "--use_cpu", "true"),
+        *("--dtype", "float32", "--bf16", "false", "--activation_checkpointing", "false", "--use_cpu", "true"),
         *("--report_to", "none", "--save_strategy", "no", "--seed", str(seed), "--disable_tqdm", "true"),
     ]
 
@@ -248,6 +265,7 @@ def run_demo(output_dir: str | Path, seed: int = 0, config: DemoConfig | None = 
 
     config = config or DemoConfig()
     output_dir = Path(output_dir)
+    check_rebuilt_folders(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     seconds, start = {}, time.perf_counter()
@@ -332,12 +350,14 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     check_output_folder(args.output_dir)
-    if args.multi_turn:
-        from r1_gui.multi_turn.demo import main_multi_turn
+    rebuilt = f"nothing a rerun uses (it rebuilds every stage in {args.output_dir})"
+    with on_interrupt(kept=lambda: rebuilt, resume=rerun_command):  # Ctrl-C: one line, no stage's traceback
+        if args.multi_turn:
+            from r1_gui.multi_turn.demo import main_multi_turn
 
-        return main_multi_turn(args.output_dir, args.seed, args.fast, args.arch)
-    config = replace(DemoConfig.fast() if args.fast else DemoConfig(), arch=args.arch)
-    report = run_demo(args.output_dir, args.seed, config)
+            return main_multi_turn(args.output_dir, args.seed, args.fast, args.arch)
+        config = replace(DemoConfig.fast() if args.fast else DemoConfig(), arch=args.arch)
+        report = run_demo(args.output_dir, args.seed, config)
     warm, grpo = report["warm_start"], report["grpo"]
     print()
     seconds, out = report["seconds"]["total"], Path(args.output_dir)

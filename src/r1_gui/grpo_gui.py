@@ -23,7 +23,7 @@ def main(script_args, training_args, model_args) -> None:
     else:
         from r1_gui.training.grpo import single_step_trainer as build_trainer
     trainer, resume = build_trainer(script_args, training_args, model_args)
-    train_and_save(trainer, resume, training_args.output_dir)
+    train_and_save(trainer, resume)
 
 
 @cli_main

@@ -32,6 +32,8 @@ def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: s
                 f"{path} holds no train.parquet or test.parquet: build it with `python dataset/raw_load_data.py "
                 f"--output_dir {path} ...` (or pass a Hub dataset id)"
             )
+        for file in files.values():
+            check_parquet(file, flag)
         loaded = datasets.load_dataset("parquet", data_files=files)
         loaded = datasets.DatasetDict({name: _resolve_image_paths(ds, path) for name, ds in loaded.items()})
     elif path.exists():
@@ -44,6 +46,21 @@ def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: s
     if split not in loaded:
         raise ValueError(f"{name_or_path} has no split {split!r}; it has {', '.join(loaded)}")
     return loaded[split]
+
+
+def check_parquet(path: str | Path, flag: str) -> None:
+    """ValueError naming ``flag`` and the file when it is not a readable parquet file (its footer and schema are
+    read, nothing else; datasets would fail later with a DatasetGenerationError that names no file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_schema(path)
+    except (pa.ArrowException, OSError) as error:
+        raise ValueError(
+            f"{flag} {Path(path).parent}: {path} is not a readable parquet file ({error}); rebuild the folder with "
+            "`python dataset/raw_load_data.py`"
+        ) from None
 
 
 def _resolve_image_paths(dataset, root: Path):

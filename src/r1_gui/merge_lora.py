@@ -15,7 +15,7 @@ from pathlib import Path
 
 from r1_gui.checkpoints import ADAPTER_CONFIG, adapter_base, config_folder, load_model
 from r1_gui.cli_errors import UserError, cli_main
-from r1_gui.paths import check_output_folder
+from r1_gui.paths import check_output_folder, usual_file_modes
 
 logger = logging.getLogger("r1_gui.merge_lora")
 
@@ -24,6 +24,8 @@ def merge(adapter: str | Path, output_dir: str | Path) -> Path:
     """Write the base model with ``adapter`` merged in, and the adapter folder's processor, to ``output_dir``."""
     from r1_gui.processing import load_processor
 
+    if not Path(adapter).is_dir():
+        raise UserError(f"--adapter {adapter}: no such folder; give the output folder of a --use_peft run")
     if not (Path(adapter) / ADAPTER_CONFIG).is_file():
         raise UserError(f"--adapter {adapter} holds no {ADAPTER_CONFIG}: give the output folder of a --use_peft run")
     check_output_folder(output_dir)
@@ -34,6 +36,7 @@ def merge(adapter: str | Path, output_dir: str | Path) -> Path:
     processor = load_processor(adapter)
     model.save_pretrained(output_dir)
     processor.save_pretrained(output_dir)
+    usual_file_modes(output_dir)
     logger.info("merged %s into %s: %s", adapter, adapter_base(adapter), output_dir)
     return Path(output_dir)
 

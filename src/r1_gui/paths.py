@@ -74,10 +74,34 @@ def check_local_or_hub(name: str | Path | None, flag: str, repo_type: str = "mod
         )
 
 
+def usual_file_modes(folder: str | Path) -> None:
+    """Give the weight files under ``folder`` the mode every other file there gets (0644 under the usual umask):
+    safetensors writes them through a private temporary file and leaves them 0600, which other users of a shared
+    machine, or a container running as another user, cannot read."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in Path(folder).rglob("*.safetensors"):
+        if path.is_file() and path.stat().st_mode & 0o777 == 0o600:
+            path.chmod(0o666 & ~umask)
+
+
 def check_output_folder(path: str | Path, flag: str = "--output_dir") -> None:
-    """Fail when an output folder's path is taken by a file."""
-    if Path(path).exists() and not Path(path).is_dir():
+    """Fail before anything is written when an output folder's path is taken by a file, or when the folder (or, when
+    it is missing, the nearest folder above it, where it would be created) cannot be written to: a read-only file
+    system or no permission. Tried by creating and removing a file there, which answers for root too."""
+    import tempfile
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
         raise UserError(f"{flag} {path} is a file; give a folder (it is created when missing)")
+    existing = next(folder for folder in (path.absolute(), *path.absolute().parents) if folder.exists())
+    try:
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as error:
+        where = "" if existing == path.absolute() else f" ({existing}, where it would be created)"
+        raise UserError(
+            f"{flag} {path}: cannot write there{where}: {error.strerror or error}; give a folder you can write to"
+        ) from None
 
 
 def resolve_model_path(model_name_or_path: str | Path) -> Path:

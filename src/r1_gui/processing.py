@@ -29,6 +29,7 @@ from transformers.processing_utils import ProcessorMixin
 from transformers.utils import IMAGE_PROCESSOR_NAME
 from transformers.video_processing_utils import BaseVideoProcessor
 
+from r1_gui.actions import check_pixel_bounds
 from r1_gui.checkpoints import config_folder
 from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import resolve_model_path
@@ -200,8 +201,7 @@ def set_pixel_bounds(processor, min_pixels: int | None = None, max_pixels: int |
         size["shortest_edge"] = int(min_pixels)
     if max_pixels is not None:
         size["longest_edge"] = int(max_pixels)
-    if size["shortest_edge"] > size["longest_edge"]:
-        raise ValueError(f"min_pixels ({size['shortest_edge']}) must not exceed max_pixels ({size['longest_edge']})")
+    check_pixel_bounds(size["shortest_edge"], size["longest_edge"])
     image_processor.size = type(image_processor.size)(**size) if not isinstance(image_processor.size, dict) else size
     for name, value in (("min_pixels", size["shortest_edge"]), ("max_pixels", size["longest_edge"])):
         if hasattr(image_processor, name):

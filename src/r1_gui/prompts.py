@@ -261,6 +261,13 @@ def tools_block(tools: list[dict]) -> str:
     )
 
 
+def mobile_use_task(instruction: str, history: str | None = None) -> str:
+    """The user text of a mobile_use step: "Instruction: ..." (what the multi-turn context's first turn says), then,
+    for a step recorded with earlier steps and no conversation to show them, "Previous actions:" and ``history``."""
+    text = f"Instruction: {instruction}"
+    return f"{text}\n\nPrevious actions:\n{history}" if history else text
+
+
 def check_style(style: str) -> None:
     """A ValueError naming the valid styles unless ``style`` is one (``auto`` is resolved before this)."""
     if style not in PROMPT_STYLES:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from r1_gui.cli_errors import cli_main
 from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
-from r1_gui.paths import check_output_folder
+from r1_gui.paths import check_output_folder, usual_file_modes
 
 logger = logging.getLogger(__name__)
 
@@ -347,8 +347,9 @@ def build_tiny_model(
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     processor.save_pretrained(out_dir)
+    usual_file_modes(out_dir)
     n_params = sum(p.numel() for p in model.parameters())
-    logger.info("built %s %s model (%.2f M parameters) in %s", size, arch, n_params / 1e6, out_dir)
+    logger.info("built a %s %s model (%.2f M parameters) and saved it to %s", size, arch, n_params / 1e6, out_dir)
     return out_dir
 
 
@@ -364,8 +365,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     check_output_folder(args.out, "--out")
-    out = build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels)
-    print(f"saved {args.size} {args.arch} model to {out}")
+    build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels)  # logs its one line
 
 
 if __name__ == "__main__":

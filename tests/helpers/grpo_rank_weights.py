@@ -6,6 +6,7 @@ digits in a completion) gives a random tiny model a learning signal, so the weig
 
 import hashlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ def train_then_record(self, *args, **kwargs):
     rank = int(os.environ.get("RANK", "0"))
     model = self.accelerator.unwrap_model(self.model)
     record = {"rank": rank, "checksum": weights_checksum(model), "global_step": self.state.global_step}
+    Path(self.args.output_dir).mkdir(parents=True, exist_ok=True)  # a node other than the first writes nothing else
     (Path(self.args.output_dir) / f"rank{rank}.json").write_text(json.dumps(record))
     return result
 
@@ -44,4 +46,5 @@ original_train = trainer.GUIGRPOTrainer.train
 trainer.GUIGRPOTrainer.train = train_then_record
 
 if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")  # as grpo_gui.py
     main(*parse_grpo_arguments(sys.argv[1:]))

@@ -25,6 +25,7 @@ from .completion import (
 )
 from .coords import (
     COORDINATE_SYSTEMS,
+    check_pixel_bounds,
     coordinate_scale,
     coordinate_tolerance,
     denormalize_point,
@@ -62,6 +63,7 @@ __all__ = [
     "TEXT_TYPES",
     "Action",
     "answer_content",
+    "check_pixel_bounds",
     "completion_text",
     "coordinate_scale",
     "coordinate_tolerance",

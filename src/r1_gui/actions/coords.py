@@ -60,6 +60,17 @@ def smart_resize(
     return h_bar, w_bar
 
 
+def check_pixel_bounds(min_pixels: int, max_pixels: int) -> None:
+    """ValueError naming --min_pixels/--max_pixels unless 0 < min_pixels <= max_pixels (the screenshot's area bounds
+    of ``smart_resize``; a processor refuses the pair only once the model is loaded)."""
+    if min_pixels <= 0 or max_pixels < min_pixels:
+        raise ValueError(
+            f"--min_pixels {min_pixels} and --max_pixels {max_pixels} bound a screenshot's area in pixels: "
+            f"0 < --min_pixels <= --max_pixels is needed (defaults {MIN_PIXELS} and 501760; the tiny recipes use "
+            "--max_pixels 50176)"
+        )
+
+
 def resized_size(
     width: int,
     height: int,

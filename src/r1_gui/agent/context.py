@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from r1_gui.prompts import system_prompt
+from r1_gui.prompts import mobile_use_task, system_prompt
 
 DEFAULT_MAX_TURNS = 12  # turns per episode before it is truncated (training --max_turns, evaluation --max_turns)
 DEFAULT_HISTORY_IMAGES = 2  # screenshots each turn sees (the newest)
@@ -61,7 +61,7 @@ def turn_messages(history: History, history_images: int, system: str | None = No
 
     messages = [
         {"role": "system", "content": [{"type": "text", "text": system or system_prompt("mobile_use", GRID)}]},
-        user(0, f"Instruction: {history.instruction}"),
+        user(0, mobile_use_task(history.instruction)),
     ]
     for index, (text, response) in enumerate(zip(history.texts, history.responses, strict=True)):
         messages.append({"role": "assistant", "content": [{"type": "text", "text": text}]})

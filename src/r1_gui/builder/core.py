@@ -110,6 +110,12 @@ def resolve_sources(config: BuildConfig, output_dir: Path) -> list[Source]:
     sources = []
     for name in config.inputs:
         path = Path(name)
+        if path.is_dir():
+            files = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".parquet"))[:3]
+            example = f" (it holds {', '.join(files)}, ...)" if files else ""
+            raise IsADirectoryError(
+                f"--input {path} is a folder{example}: give the files themselves, e.g. --input {path}/aitw-l1.json"
+            )
         if not path.is_file():
             raise FileNotFoundError(f"input file {path} does not exist")
         if config.input_format == "aguvis" and is_parquet(path):
@@ -304,7 +310,7 @@ def write_outputs(
     if "verl_gui" in config.export:
         from .verl_gui import export_verl_gui
 
-        export_verl_gui(folder, splits)
+        export_verl_gui(folder, splits, config.progress)
     timings["export"] = time.perf_counter() - phase
 
 

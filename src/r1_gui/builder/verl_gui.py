@@ -9,8 +9,10 @@ grid the coordinates are on: 999 x 999 for the mobile_use tool, or the screensho
 ``extra_info`` has no ``expected_actions``; also found under ``reward_model.ground_truth``) and ``data_source``.
 
 Written files use the 999 grid, embed the screenshots, and read back to the same actions (tests/test_multi_turn.py),
-except scrolls, which mobile_use cannot express: they are written as the equivalent swipe
-(`r1_gui.actions.mobile_use.scroll_as_swipe`).
+except scrolls, which mobile_use cannot express: they are written as the equivalent swipe (`r1_gui.actions.mobile_use.scroll_as_swipe`). Their
+``raw_prompt`` is the prompt those labels belong to, whatever the source's style: the mobile_use tool's system prompt
+on the 999 grid (``prompts.system_prompt("mobile_use", "grid999")``) and the mobile_use user text
+(``prompts.mobile_use_task``: the instruction, and the earlier steps where there are any).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pyarrow.parquet as pq
 
 from r1_gui.actions import Action, format_action, parse_action
 from r1_gui.actions.mobile_use import scroll_as_swipe
-from r1_gui.prompts import PROBLEM_TEMPLATE, history_text
+from r1_gui.prompts import PROBLEM_TEMPLATE, history_text, mobile_use_task, system_prompt
 
 from .guir1 import ImageColumn, history_steps, read_parquet_with, row_screenshot
 from .sources import BadRecord, Example, episode_and_step, in_episode_form
@@ -172,9 +174,11 @@ def verl_gui_row(example: Example, image_bytes: bytes) -> dict:
         "step": example.step,
         "history": json.dumps(example.history),
     }
-    prompt = [{"role": "user", "content": "<image>" + example.problem}]
-    if example.system:
-        prompt.insert(0, {"role": "system", "content": example.system})
+    task = mobile_use_task(example.instruction, history_text(example.history) if example.history else None)
+    prompt = [
+        {"role": "system", "content": system_prompt("mobile_use", "grid999")},  # the tool and grid of the labels
+        {"role": "user", "content": "<image>" + task},
+    ]
     return {
         "data_source": DATA_SOURCE,
         "images": [{"bytes": image_bytes, "path": None}],
@@ -184,12 +188,15 @@ def verl_gui_row(example: Example, image_bytes: bytes) -> dict:
     }
 
 
-def export_verl_gui(folder: Path, splits: dict[str, list[Example]]) -> list[str]:
+def export_verl_gui(folder: Path, splits: dict[str, list[Example]], progress: bool = True) -> list[str]:
     """verl GUI parquet files under folder/verl_gui/ (one per split)."""
+    from tqdm import tqdm
+
     target = folder / "verl_gui"
     target.mkdir()
     for split, examples in splits.items():
         if examples:
-            rows = [verl_gui_row(example, example.read_image_bytes()) for example in examples]
+            shown = tqdm(examples, desc=f"verl_gui {split}", unit="row", disable=not progress)
+            rows = [verl_gui_row(example, example.read_image_bytes()) for example in shown]
             pq.write_table(pa.Table.from_pylist(rows), target / f"{split}.parquet")
     return sorted(str(path.relative_to(folder)) for path in target.iterdir())

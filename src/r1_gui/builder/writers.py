@@ -180,7 +180,8 @@ def _rows_to_columns(rows: list[dict]) -> dict[str, list]:
 
 BUILD_MARKER = "build_report.json"  # every build writes it last: a folder holding it is an earlier build
 BUILD_FILES = (
-    "train.parquet", "test.parquet", "README.md", BUILD_MARKER, "llamafactory/*.json", "guir1/*.parquet", "images/*",
+    "train.parquet", "test.parquet", "README.md", BUILD_MARKER, "llamafactory/*.json", "guir1/*.parquet",
+    "verl_gui/*.parquet", "images/*",
 )  # fmt: skip
 SHOWN_FILES = 5
 
@@ -197,22 +198,34 @@ def check_output_dir(
         return
     if not overwrite:
         raise FileExistsError(f"{output_dir} is not empty; pass --overwrite (overwrite=True) to replace it")
-    files = sorted(path.relative_to(output_dir).as_posix() for path in output_dir.rglob("*") if not path.is_dir())
-    earlier = (output_dir / marker).is_file()
-    foreign = [name for name in files if not any(fnmatchcase(name, pattern) for pattern in ours)]
-    if not earlier:
+    foreign = files_not_written_by_us(output_dir, marker, ours)
+    if not (output_dir / marker).is_file():
         raise FileExistsError(
             f"--overwrite replaces only an earlier output (a folder with {marker}), and {output_dir} is not one: it "
-            f"holds {_some(files)}; move those files away or pick another --output_dir"
+            f"holds {some_names(foreign)}; move those files away or pick another --output_dir"
         )
     if foreign:
         raise FileExistsError(
             f"--overwrite would delete {len(foreign)} file(s) in {output_dir} that were not written there by this "
-            f"tool: {_some(foreign)}; move them away or pick another --output_dir"
+            f"tool: {some_names(foreign)}; move them away or pick another --output_dir"
         )
 
 
-def _some(names: list[str]) -> str:
+def files_not_written_by_us(
+    output_dir: Path, marker: str = BUILD_MARKER, ours: tuple[str, ...] = BUILD_FILES
+) -> list[str]:
+    """The files under output_dir that overwriting it would delete and that its writer did not write: every file
+    when the folder is no earlier output (no ``marker``), else those matching no pattern of ``ours``."""
+    if not output_dir.is_dir():
+        return []
+    files = sorted(path.relative_to(output_dir).as_posix() for path in output_dir.rglob("*") if not path.is_dir())
+    if not (output_dir / marker).is_file():
+        return files
+    return [name for name in files if not any(fnmatchcase(name, pattern) for pattern in ours)]
+
+
+def some_names(names: list[str]) -> str:
+    """The first few names, and how many more there are."""
     more = len(names) - SHOWN_FILES
     return ", ".join(names[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
 

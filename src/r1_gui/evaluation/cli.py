@@ -27,11 +27,12 @@ import argparse
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
 from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_generation_arguments
+from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 logger = logging.getLogger("r1_gui.evaluation")
@@ -55,7 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--dataset",
         help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
-        "test file (.parquet, .json, .jsonl). Not needed to score a GUI-R1 inference output (--predictions)",
+        "test file (.parquet, .json, .jsonl). With a GUI-R1 inference output (--predictions) it is optional: given, the "
+        "predictions are scored against its rows (which they must have been made from, row by row), else against "
+        "the fields the output file carries",
     )
     parser.add_argument(
         "--benchmark",
@@ -122,32 +125,61 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    check_output_folder(args.output_dir)  # a read-only folder fails now, not after the first batch
+    with interrupt_keeps_predictions(args):  # Ctrl-C: one line, the predictions kept and the command that goes on
+        metrics = run(args)
+    from r1_gui.evaluation.report import summary
+
+    print(summary(metrics))
+    print(f"\nwrote {args.output_dir}/metrics.json, report.md and predictions.jsonl")
+    return metrics
+
+
+def run(args: argparse.Namespace) -> dict:
+    """The metrics of the evaluation ``args`` ask for: a model run, a predictions file, or GUI-R1's inference output."""
     # Imported here so that --help and argument errors answer at once.
     from r1_gui.evaluation.guir1_predictions import is_guir1_predictions, score_guir1_predictions
-    from r1_gui.evaluation.report import summary
     from r1_gui.evaluation.runner import evaluate, evaluate_predictions
 
     try:
         config = EvalConfig.from_args(args)  # every setting, once
         if args.predictions and args.benchmark and is_guir1_predictions(args.predictions):
-            metrics = score_guir1_predictions(
+            return score_guir1_predictions(
                 args.predictions,
                 args.benchmark,
                 args.output_dir,
+                dataset=args.dataset,
                 max_samples=config.max_samples,
                 overwrite=config.overwrite,
+                gallery_size=config.gallery_size,
             )
-        elif args.predictions:
+        if args.predictions:
             if args.dataset is None:  # parse_args let it go for a GUI-R1 inference output, which this file is not
                 raise UserError(
                     f"--dataset is required: --predictions {args.predictions} is not a readable GUI-R1 inference "
                     "output (rows with pred_coord), so the test rows must come from --dataset"
                 )
-            metrics = evaluate_predictions(args.predictions, args.dataset, args.split, args.output_dir, config)
-        else:
-            metrics = evaluate(args.model_name_or_path, args.dataset, args.split, args.output_dir, config)
+            return evaluate_predictions(args.predictions, args.dataset, args.split, args.output_dir, config)
+        return evaluate(args.model_name_or_path, args.dataset, args.split, args.output_dir, config)
     except EvaluationError as error:
         raise UserError(str(error)) from error
-    print(summary(metrics))
-    print(f"\nwrote {args.output_dir}/metrics.json, report.md and predictions.jsonl")
-    return metrics
+
+
+def interrupt_keeps_predictions(args: argparse.Namespace):
+    """`on_interrupt` of an evaluation: a Ctrl-C names the predictions written so far (a model run appends them batch
+    by batch) and the command that goes on: the same one, which resumes (without --overwrite, which would delete
+    them; a --predictions run keeps it, since it only scores again)."""
+    from pathlib import Path
+
+    from r1_gui.evaluation.predictions_file import PREDICTIONS_FILE
+
+    path = Path(args.output_dir) / PREDICTIONS_FILE
+
+    def kept() -> str:
+        lines = path.read_bytes().count(b"\n") if path.is_file() else 0
+        return f"{lines} predictions in {path}" if lines else ""
+
+    def resume() -> str:
+        return rerun_command(drop_switches=() if args.predictions else ("--overwrite",))
+
+    return on_interrupt(kept, resume)

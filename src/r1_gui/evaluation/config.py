@@ -14,7 +14,7 @@ import argparse
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from r1_gui.actions import COORDINATE_SYSTEMS
+from r1_gui.actions import COORDINATE_SYSTEMS, check_pixel_bounds
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.prompts import check_style
 from r1_gui.vision_attention import check_vision_attention
@@ -94,6 +94,10 @@ class EvalConfig:
             raise EvaluationError(f"--max_new_tokens must be at least 1, got {self.max_new_tokens}")
         if self.temperature < 0:
             raise EvaluationError(f"--temperature must be >= 0 (0 is greedy), got {self.temperature}")
+        try:
+            check_pixel_bounds(self.min_pixels, self.max_pixels)
+        except ValueError as error:
+            raise EvaluationError(str(error)) from None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvalConfig:

@@ -22,7 +22,7 @@ import logging
 import sys
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
@@ -95,9 +95,23 @@ def main(argv: list[str] | None = None) -> dict:
             history_images=args.history_images,
             env_step_timeout=args.env_step_timeout,
         )
-        metrics = evaluate_episodes(args.model_name_or_path, args.output_dir, settings, EvalConfig.from_args(args))
+        with on_interrupt(
+            kept=lambda: episodes_kept(args.output_dir), resume=lambda: rerun_command(drop_switches=("--overwrite",))
+        ):
+            metrics = evaluate_episodes(args.model_name_or_path, args.output_dir, settings, EvalConfig.from_args(args))
     except (EvaluationError, EnvStartError) as error:
         raise UserError(str(error)) from error
     print(json.dumps({key: value for key, value in metrics.items() if key != "per_task"}, indent=2))
     print(f"\nwrote {args.output_dir}/metrics.json, report.md and episodes.jsonl")
     return metrics
+
+
+def episodes_kept(output_dir: str) -> str:
+    """What a Ctrl-C leaves: the episodes written so far, which the same command reuses."""
+    from pathlib import Path
+
+    from r1_gui.evaluation.episodes import EPISODES_FILE
+    from r1_gui.evaluation.predictions_file import read_records
+
+    path = Path(output_dir) / EPISODES_FILE
+    return f"{len(read_records(path, repair=False))} episodes in {path}"

@@ -30,6 +30,9 @@ MODEL_FILE_PATTERNS = (
 )  # fmt: skip
 
 
+SHOWN_HASH_BYTES = 1 << 30  # hashing this much takes a few seconds: a progress bar says what the wait is
+
+
 def hash_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -49,14 +52,23 @@ def model_fingerprint(folder: Path, recorded: Mapping[str, dict] | None = None) 
 
     ``recorded``: the "files" of an earlier fingerprint; a file with the same size and mtime keeps its hash there.
     """
+    from tqdm import tqdm
+
     recorded = recorded or {}
-    files = {}
+    files, to_hash = {}, []
     for path in model_files(folder):
         stat = path.stat()
         entry = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
         earlier = recorded.get(path.name) or {}
         same = all(earlier.get(key) == value for key, value in entry.items()) and earlier.get("sha256")
-        files[path.name] = {**entry, "sha256": earlier["sha256"] if same else hash_file(path)}
+        files[path.name] = {**entry, "sha256": earlier["sha256"] if same else None}
+        to_hash += [] if same else [path]
+    total = sum(files[path.name]["size"] for path in to_hash)
+    with tqdm(total=total, desc="hashing the model's files", unit="B", unit_scale=True,
+              disable=total < SHOWN_HASH_BYTES) as bar:  # fmt: skip
+        for path in to_hash:
+            files[path.name]["sha256"] = hash_file(path)
+            bar.update(files[path.name]["size"])
     digest = hashlib.sha256()
     for name, entry in files.items():
         digest.update(f"{name}\0{entry['sha256']}\n".encode())

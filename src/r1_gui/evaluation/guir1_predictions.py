@@ -10,6 +10,12 @@ number from 0) and its prediction as the GUI-R1 answer [{"action": pred_action, 
 "input_text": pred_input_text}] in pixels of the original screenshot; grounding files without ``pred_action``
 are clicks. The same files as any evaluation are written (no gallery: there are no screenshots), and metrics.json
 holds both r1_gui's numbers and GUI-R1's (``guir1_*``, from the file's fields exactly as its eval scripts read them).
+
+With a ``dataset`` (``--dataset``, the benchmark's test file) the predictions are scored against that file's rows:
+the file's ground truth, ids and screenshots (so the report has a gallery). GUI-R1's inference copies the test rows
+line by line, so line i must be test row i: the two must have as many rows, and each line's ``instruction``,
+``gt_action``, ``gt_bbox`` and ``gt_input_text`` must be the row's, or nothing is scored (an EvaluationError naming
+the first row that differs).
 """
 
 from __future__ import annotations
@@ -17,12 +23,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from r1_gui.evaluation.benchmarks import REQUIRED_COLUMNS, benchmark_row, check_benchmark, check_columns, read_table
+from tqdm import tqdm
+
+from r1_gui.actions.guir1_rows import number_list
+from r1_gui.evaluation.benchmarks import (
+    REQUIRED_COLUMNS,
+    benchmark_row,
+    check_benchmark,
+    check_columns,
+    load_benchmark,
+    read_table,
+)
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.runner import scored_record, write_scored_run
 from r1_gui.evaluation.samples import load_samples
 
 PREDICTION_COLUMNS = ("pred_action", "pred_coord", "pred_input_text")
+MATCHED_COLUMNS = ("instruction", "gt_action", "gt_bbox", "gt_input_text")  # a line must carry its test row's
 
 
 def is_guir1_predictions(path: str | Path) -> bool:
@@ -39,25 +56,31 @@ def score_guir1_predictions(
     benchmark: str,
     output_dir: str | Path,
     *,
+    dataset: str | Path | None = None,
     max_samples: int | None = None,
     overwrite: bool = False,
+    gallery_size: int = 0,
 ) -> dict:
-    """Score a GUI-R1 inference output file for ``benchmark``; returns the metrics (see the module docstring).
-    EvaluationError naming the file and column when a ground-truth or prediction column is missing."""
+    """Score a GUI-R1 inference output file for ``benchmark``, against the test file ``dataset`` when given (else
+    against the file's own ground-truth fields); returns the metrics (see the module docstring). EvaluationError
+    naming the file and column when a ground-truth or prediction column is missing, and naming the row when
+    ``dataset`` is not the file the predictions were made for."""
     path, kind = Path(predictions), check_benchmark(benchmark).kind
     raw = read_table(path)
     wanted = PREDICTION_COLUMNS if kind == "navigation" else ("pred_coord",)
     check_columns(raw, (*REQUIRED_COLUMNS[kind][1:], "image_size", *wanted), path, benchmark)
-    rows = []
-    for index, line in enumerate(raw):
-        row = benchmark_row(line, index, benchmark, path, with_image=False)
+    if dataset is None:
+        rows = [benchmark_row(line, index, benchmark, path, with_image=False) for index, line in enumerate(raw)]
+    else:
+        rows = load_benchmark(dataset, benchmark)
+        check_same_rows(raw, path, read_table(dataset), Path(dataset))
+    for row, line in zip(rows, raw, strict=True):
         row["benchmark"] |= {name: line.get(name) for name in PREDICTION_COLUMNS}
         if kind == "grounding" and "pred_action" not in line:
             row["benchmark"]["pred_action"] = "click"
-        rows.append(row)
     samples = load_samples(rows, max_samples=max_samples)
     records = []
-    for sample in samples:
+    for sample in tqdm(samples, desc="scoring", unit="sample"):
         fields = rows[sample.index]["benchmark"]
         answer = {
             "action": fields["pred_action"],
@@ -66,5 +89,32 @@ def score_guir1_predictions(
         }
         output = json.dumps([answer])
         records.append(scored_record(sample, output, "pixels", tuple(fields["image_size"])))
-    settings = {"predictions": str(path), "dataset": str(path), "benchmark": benchmark, "format": "guir1"}
-    return write_scored_run(Path(output_dir), rows, samples, records, settings, overwrite, 0, benchmark)
+    source = str(Path(dataset)) if dataset is not None else str(path)
+    settings = {"predictions": str(path), "dataset": source, "benchmark": benchmark, "format": "guir1"}
+    gallery_size = gallery_size if dataset is not None else 0  # screenshots come only with the test file
+    return write_scored_run(Path(output_dir), rows, samples, records, settings, overwrite, gallery_size, benchmark)
+
+
+def check_same_rows(lines: list[dict], path: Path, test_rows: list[dict], test_path: Path) -> None:
+    """EvaluationError unless line i of the predictions file carries test row i's fields (``MATCHED_COLUMNS``):
+    predictions scored against another file's rows would be scored against the wrong ground truth."""
+    if len(lines) != len(test_rows):
+        raise EvaluationError(
+            f"--predictions {path} has {len(lines)} rows and --dataset {test_path} {len(test_rows)}: GUI-R1's "
+            "inference writes one line per test row, so these predictions were not made for this test file; give "
+            "the test file they were made from, or leave out --dataset to score them against their own fields"
+        )
+    for index, (line, row) in enumerate(zip(lines, test_rows, strict=True)):
+        for name in MATCHED_COLUMNS:
+            if name in row and _comparable(line.get(name)) != _comparable(row.get(name)):
+                raise EvaluationError(
+                    f"--predictions {path} row {index} has {name} {line.get(name)!r} where --dataset {test_path} row "
+                    f"{index} has {row.get(name)!r}: these predictions were not made for this test file; give the "
+                    "test file they were made from, or leave out --dataset to score them against their own fields"
+                )
+
+
+def _comparable(value):
+    """A field as both files may write it: boxes and points as float lists (JSON text or a list), texts stripped."""
+    numbers = number_list(value)
+    return numbers if numbers else (value.strip() if isinstance(value, str) else value)

@@ -111,8 +111,10 @@ def _score_outputs(
     rows, samples: Sequence[Sample], outputs: Mapping[str, str], coordinates: str, min_pixels: int, max_pixels: int
 ) -> list[dict]:
     """Records for already generated outputs; a sample without an output fails with "no prediction"."""
+    from tqdm import tqdm
+
     records = []
-    for sample in samples:
+    for sample in tqdm(samples, desc="scoring", unit="sample"):
         if sample.id not in outputs:
             records.append(failed_record(sample, "no prediction for this id"))
             continue

@@ -203,7 +203,7 @@ def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, se
         "--per_device_train_batch_size", str(config.grpo_resets_per_step * config.num_generations),
         "--max_steps", str(config.grpo_steps), "--learning_rate", str(config.grpo_learning_rate),
         "--lr_scheduler_type", "constant", "--temperature", str(config.temperature), "--beta", "0",
-        "--loss_type", "dapo", "--use_cpu", "true", "--bf16", "false", "--gradient_checkpointing", "false",
+        "--loss_type", "dapo", "--use_cpu", "true", "--bf16", "false", "--activation_checkpointing", "false",
         "--report_to", "none", "--logging_steps", "1", "--save_strategy", "no", "--seed", str(seed),
         "--system_prompt", config.system_prompt,
     ]  # fmt: skip

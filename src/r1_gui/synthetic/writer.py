@@ -31,6 +31,7 @@ from r1_gui.synthetic.episodes import (
     synthetic_config,
 )
 
+MARKER = f"{SUBSET}-{LEVELS[0]}.json"  # written by every run: a folder holding it is an earlier output
 OUTPUT_FILES = (
     *(f"{SUBSET}-{level}.json" for level in LEVELS),
     f"images/{SUBSET}_*.jpg",
@@ -96,7 +97,7 @@ def write_dataset(output_dir: str | Path, config: GeneratorConfig, *, overwrite:
     the folders a killed run left.
     """
     output_dir = Path(output_dir)
-    check_output_dir(output_dir, overwrite, marker=f"{SUBSET}-{LEVELS[0]}.json", ours=OUTPUT_FILES)
+    check_output_dir(output_dir, overwrite, marker=MARKER, ours=OUTPUT_FILES)
     with staging(output_dir) as folder:
         summary = _write_files(folder, config, progress)
     summary["output_dir"] = str(output_dir)

@@ -9,12 +9,15 @@ import difflib
 import logging
 import sys
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
+import yaml
 from trl import ModelConfig, TrlParser
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
+from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 
 logger = logging.getLogger(__name__)
@@ -54,6 +57,12 @@ class GUIDataArguments:
     )
     min_pixels: int = field(default=3136, metadata={"help": "Smallest area a screenshot is resized to (Qwen)."})
     max_pixels: int = field(default=501760, metadata={"help": "Largest area a screenshot is resized to (Qwen)."})
+
+    def __post_init__(self):
+        from r1_gui.actions import check_pixel_bounds
+
+        check_pixel_bounds(self.min_pixels, self.max_pixels)  # the processor would refuse them after loading
+        getattr(super(), "__post_init__", lambda: None)()  # a dataclass combined with this one may have its own
 
 
 @dataclass
@@ -123,6 +132,21 @@ class GUIModelConfig(ModelConfig):
         check_vision_attention(self.vision_attention, self.attn_implementation)
 
 
+OLD_CHECKPOINTING_HELP = (
+    "Old name of --activation_checkpointing (transformers 5 warns when it is given; trl's default: on)."
+)
+
+
+def default_activation_checkpointing(args) -> None:
+    """trl defaults gradient_checkpointing to True, and transformers 5, which renamed it activation_checkpointing,
+    warns (FutureWarning) whenever the old name holds a value: every run warned, with checkpointing on or off. r1_gui's
+    training configs leave the old name unset (None, see OLD_CHECKPOINTING_HELP) and put trl's default under the new
+    name; a user who writes the old name still gets transformers' warning, and their value. Call before the
+    config's own __post_init__."""
+    if args.gradient_checkpointing is None and args.activation_checkpointing is None:
+        args.activation_checkpointing = True
+
+
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
     fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the
@@ -139,7 +163,10 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     argv = config_flag_checked(sys.argv[1:] if argv is None else argv)
     try:
         with user_errors():
-            return parser.parse_args_and_config(args=argv)
+            parsed = parser.parse_args_and_config(args=argv)
+    except yaml.YAMLError as error:
+        recipe = argv[argv.index("--config") + 1]
+        raise UserError(f"--config {recipe} is not valid YAML: {one_line(error)}") from None
     except ValueError as error:
         message = str(error)
         if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
@@ -151,6 +178,10 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
         raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
+    for settings in parsed:
+        if getattr(settings, "output_dir", None):
+            check_output_folder(settings.output_dir)  # a read-only folder fails now, not after training
+    return parsed
 
 
 def config_flag_checked(argv) -> list[str]:
@@ -196,29 +227,71 @@ def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
 
 
 RESUME_LAST = ("last", "true", "True")
+CHECKPOINT_STATE = "trainer_state.json"  # the Trainer writes it last: a checkpoint without it was cut short
 
 
 def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str | None:
     """The checkpoint folder to resume from, checked before the model loads: None to start afresh; ``last`` (or
-    ``true``) the newest output_dir/checkpoint-N, which must exist; otherwise a folder holding trainer_state.json."""
-    from pathlib import Path
-
-    from transformers.trainer_utils import get_last_checkpoint
-
+    ``true``) the newest complete output_dir/checkpoint-N (holding trainer_state.json; newer ones without it, which a
+    kill during saving leaves, are skipped with a warning naming them), which must exist; otherwise a folder holding
+    trainer_state.json."""
     if resume_from_checkpoint in (None, "", "false", "False"):
         return None
     if resume_from_checkpoint in RESUME_LAST:
-        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
-        if last is None:
+        complete, partial = checkpoint_folders(output_dir)
+        if not complete:
+            cut = f" ({', '.join(p.name for p in partial)}: no {CHECKPOINT_STATE}, a save cut short)" if partial else ""
             raise UserError(
-                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no checkpoint-N folder to "
-                "resume from (a run saves them with --save_strategy steps --save_steps N); drop the flag to start "
-                "a new run, or give another --output_dir"
+                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no "
+                f"{'complete ' if partial else ''}checkpoint-N folder to resume from{cut} (a run saves them with --save_strategy steps --save_steps N); drop the "
+                "flag to start a new run, or give another --output_dir"
             )
-        return last
-    if not (Path(resume_from_checkpoint) / "trainer_state.json").is_file():
+        newer = [folder.name for folder in partial if _step(folder) > _step(complete[-1])]
+        if newer:
+            logger.warning(
+                "--resume_from_checkpoint %s: resuming from %s, the newest complete checkpoint; %s hold(s) no %s (a "
+                "save cut short) and is skipped",
+                resume_from_checkpoint, complete[-1], ", ".join(newer), CHECKPOINT_STATE,
+            )  # fmt: skip
+        return str(complete[-1])
+    if not (Path(resume_from_checkpoint) / CHECKPOINT_STATE).is_file():
         raise UserError(
             f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
-            f"trainer_state.json), or `last` for the newest one in --output_dir"
+            f"{CHECKPOINT_STATE}), or `last` for the newest one in --output_dir"
         )
     return resume_from_checkpoint
+
+
+def interrupt_keeps_checkpoints(output_dir: str):
+    """`on_interrupt` of a training run: a Ctrl-C names the newest complete checkpoint in output_dir and the same
+    command with `--resume_from_checkpoint last` (or, with none saved yet, the same command, which starts over)."""
+
+    def kept() -> str:
+        complete, _ = checkpoint_folders(output_dir)
+        if complete:
+            return f"{complete[-1]}, the last checkpoint saved"
+        return "nothing: no checkpoint was saved yet (--save_strategy steps --save_steps N saves them)"
+
+    def resume() -> str:
+        if not checkpoint_folders(output_dir)[0]:
+            return rerun_command()
+        return rerun_command(drop=("--resume_from_checkpoint",), add=("--resume_from_checkpoint", "last"))
+
+    return on_interrupt(kept, resume)
+
+
+def checkpoint_folders(output_dir: str | Path) -> tuple[list[Path], list[Path]]:
+    """(complete, partial) checkpoint-N folders of output_dir, each by step: complete ones hold trainer_state.json."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        return [], []
+    found = sorted((p for p in folder.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir() and _step(p) >= 0), key=_step)
+    complete = [path for path in found if (path / CHECKPOINT_STATE).is_file()]
+    return complete, [path for path in found if path not in complete]
+
+
+def _step(checkpoint: Path) -> int:
+    number = checkpoint.name.rsplit("-", 1)[-1]
+    return int(number) if number.isdigit() else -1

@@ -22,6 +22,7 @@ from r1_gui.prompts import build_prompt
 logger = logging.getLogger(__name__)
 
 GRPO_COLUMNS = ("image", "problem", "solution")
+SHOWN_CHECKS = 5000  # reading this many screenshot headers takes a few seconds: a progress bar says what the wait is
 
 
 def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
@@ -35,17 +36,30 @@ def check_columns(dataset, required: tuple[str, ...], source: str) -> None:
 
 
 def check_images(dataset, source: str) -> None:
-    """Fail early, naming the row, when an image path does not exist (embedded images are always there)."""
+    """Fail early, naming the row and the file, when an image path does not exist or is not an image PIL can read
+    (only its header is read; embedded images are always there)."""
+    from PIL import Image, UnidentifiedImageError
+
     if not images_are_paths(dataset):
         return
+    from tqdm import tqdm
+
     ids = dataset["id"] if "id" in dataset.column_names else None
-    for index, image in enumerate(dataset["image"]):
+    images = tqdm(dataset["image"], desc="checking screenshots", unit="image", disable=len(dataset) < SHOWN_CHECKS)
+    for index, image in enumerate(images):
+        row = f"row {index}" + (f" (id {ids[index]!r})" if ids else "")
         if not image or not Path(image).is_file():
-            row = f"row {index}" + (f" (id {ids[index]!r})" if ids else "")
             raise FileNotFoundError(
                 f"{source} {row}: image file {image!r} does not exist. Fix the path (rebuild with the right "
                 "--image_dir) or drop the row."
             )
+        try:
+            Image.open(image).close()
+        except (UnidentifiedImageError, OSError) as error:
+            raise ValueError(
+                f"{source} {row}: {image!r} is not an image file PIL can read ({error}). Replace the file or drop the "
+                "row (`python dataset/raw_load_data.py --verify_images` skips such rows)."
+            ) from None
 
 
 def check_solutions(dataset, source: str, shown: int = 5) -> None:

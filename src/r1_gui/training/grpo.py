@@ -26,16 +26,19 @@ from trl import GRPOConfig
 from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 from r1_gui.training.args import (
+    OLD_CHECKPOINTING_HELP,
     EnvArguments,
     GUIDataArguments,
     GUIModelConfig,
+    default_activation_checkpointing,
+    interrupt_keeps_checkpoints,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import finish_wandb_run
+from r1_gui.training.trainer import save_run
 
 logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
@@ -93,9 +96,11 @@ class GUIGRPOConfig(GRPOConfig):
             "when there is none). Without it a run starts at step 0 and starts a new completions table."
         },
     )
+    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
 
     def __post_init__(self):
         check_generation_batch(self)
+        default_activation_checkpointing(self)
         super().__post_init__()
 
 
@@ -138,13 +143,12 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
         ) from None
 
 
-def train_and_save(trainer, resume: str | None, output_dir: str) -> None:
-    """Train (resuming from ``resume``), then save the model, processor and trainer_state.json (the log history)."""
-    trainer.train(resume_from_checkpoint=resume)
-    trainer.save_model(output_dir)
-    trainer.save_state()
-    finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", output_dir)
+def train_and_save(trainer, resume: str | None) -> None:
+    """Train (resuming from ``resume``; Ctrl-C says what was kept and how to go on), then save the model, processor
+    and trainer_state.json (the log history): `save_run`, one writer."""
+    with interrupt_keeps_checkpoints(trainer.args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
+        trainer.train(resume_from_checkpoint=resume)
+    save_run(trainer, logger)
 
 
 def build_reward_funcs(script_args, training_args, coordinates) -> list:

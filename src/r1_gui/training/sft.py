@@ -17,15 +17,24 @@ Arguments: `GUIDataArguments` (r1_gui.training.args), every `trl.SFTConfig` fiel
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trl import ModelConfig, SFTConfig
 
 from r1_gui.cli_errors import cli_main, user_errors
-from r1_gui.training.args import GUIDataArguments, GUIModelConfig, parse_arguments, resolve_coordinates, resolve_resume
+from r1_gui.training.args import (
+    OLD_CHECKPOINTING_HELP,
+    GUIDataArguments,
+    GUIModelConfig,
+    default_activation_checkpointing,
+    interrupt_keeps_checkpoints,
+    parse_arguments,
+    resolve_coordinates,
+    resolve_resume,
+)
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import finish_wandb_run
+from r1_gui.training.trainer import save_run
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
 
@@ -37,6 +46,12 @@ class GUISFTConfig(SFTConfig):
     """trl.SFTConfig under its own --help heading."""
 
     _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
+
+    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
+
+    def __post_init__(self):
+        default_activation_checkpointing(self)
+        super().__post_init__()
 
 
 def parse_sft_arguments(argv: list[str] | None = None):
@@ -79,6 +94,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.training.data import add_model_columns
     from r1_gui.training.lora import lora_config
+    from r1_gui.training.progress import show_step_lines
 
     # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
     with user_errors():
@@ -110,11 +126,10 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
         processing_class=processor,
         peft_config=lora_config(model_args),
     )
-    trainer.train(resume_from_checkpoint=resume)
-    trainer.save_model(training_args.output_dir)
-    trainer.save_state()
-    finish_wandb_run()
-    logger.info("saved the model, processor and trainer_state.json to %s", training_args.output_dir)
+    show_step_lines(trainer)  # one short line per logged step instead of the metrics dict
+    with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
+        trainer.train(resume_from_checkpoint=resume)
+    save_run(trainer, logger)
 
 
 @cli_main

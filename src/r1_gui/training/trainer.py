@@ -17,7 +17,9 @@ from trl import GRPOTrainer
 from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
+from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
+from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
     encode_each_image_once,
@@ -77,6 +79,10 @@ class GUIGRPOTrainer(GRPOTrainer):
        every one (`micro_batches_of_whole_groups`; the same summed loss for the loss types whose micro-batch
        terms are normalised by the whole batch or by equal row counts).
 
+    7. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
+       progress bar instead of the parent's whole metrics dict (`r1_gui.training.progress`); the metrics themselves
+       are logged as before.
+
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
     """
@@ -109,6 +115,7 @@ class GUIGRPOTrainer(GRPOTrainer):
         if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
             logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
             self.log_completions = False
+        show_step_lines(self)
 
     def _use_style_stop_token(self) -> None:
         stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
@@ -361,11 +368,29 @@ def _as_pil(image):
     return Image.open(image)
 
 
+def save_run(trainer, logger: logging.Logger) -> None:
+    """The end of a training run: the model, its processor and trainer_state.json (with the log history) into
+    output_dir, and the wandb run closed. Every process calls it (saving gathers sharded weights); one writes:
+    global process 0, or each node's first with --save_on_each_node. Only that one says so, in ``logger`` (the
+    command's)."""
+    output_dir = trainer.args.output_dir
+    trainer.save_model(output_dir)
+    trainer.save_state()
+    finish_wandb_run()
+    if trainer.args.should_save:
+        usual_file_modes(output_dir)  # its checkpoint-N folders too
+        logger.info("saved the model, processor and trainer_state.json to %s", output_dir)
+
+
 def finish_wandb_run() -> None:
-    """Close the wandb run the Trainer opened, so its data is flushed when main() returns (not only when the
-    interpreter exits): the demo and other programs call main() and then read the run."""
+    """Close the wandb run the Trainer opened and wait until its data is on disk (offline) or sent, when main()
+    returns rather than when the interpreter exits: the demo and other programs call main() and then read the run.
+    `wandb.finish` waits for the run's exit record to be handled, not for the service process to write out its run
+    file (under load a reader found it empty); `wandb.teardown` waits for the service to flush, close and exit (a
+    later run in this process starts a new one)."""
     import sys
 
     wandb = sys.modules.get("wandb")
     if wandb is not None and wandb.run is not None:
         wandb.finish()
+        wandb.teardown()

@@ -1,0 +1,98 @@
+"""What a training run shows on the console per logged step: one short line, not the whole metrics dict.
+
+transformers prints every logged dict (trl's GRPO dict is some 1,500 characters, with None for metrics a step did
+not produce) between the progress bar's redraws. r1_gui's commands show instead
+
+    step 12/60 | reward 0.5312 | success 0.5312 | loss 0.0123 | 6.31 s/step
+
+(reward: trl's weighted reward; success: the episodes' success rate, or the mean of a success reward; loss; the wall
+time per step since the last line) and, at the end, one line with the run's time. Every metric stays where it was:
+trainer_state.json's log_history, wandb or tensorboard (--report_to), and this module's logger at DEBUG.
+
+    trainer = SFTTrainer(...)
+    show_step_lines(trainer)   # GUIGRPOTrainer calls it itself
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+logger = logging.getLogger(__name__)
+
+# The first of these that a step logged is shown as its "success": multi-turn episodes, then success rewards.
+SUCCESS_KEYS = (
+    "episodes/success_rate",
+    "rewards/task_success/mean",
+    "rewards/step_success/mean",
+    "rewards/action_match/mean",
+)
+
+
+class StepLines:
+    """The short line of each logged step (see the module docstring), timing the steps between two lines."""
+
+    def __init__(self):
+        self.since: tuple[float, int] | None = None
+
+    def start(self, step: int) -> None:
+        self.since = (time.perf_counter(), step)
+
+    def line(self, logs: dict, step: int, max_steps: int) -> str | None:
+        logger.debug("step %d: %s", step, json.dumps(logs, default=str))
+        if "train_runtime" in logs:
+            return f"trained {step} steps in {logs['train_runtime']:.1f} s"
+        shown = [("reward", "reward"), ("success", next((k for k in SUCCESS_KEYS if k in logs), None))]
+        shown += [("token accuracy", "mean_token_accuracy"), ("loss", "loss")]
+        parts = [f"{label} {logs[key]:.4g}" for label, key in shown if isinstance(logs.get(key), (int, float))]
+        if not parts:  # an evaluation or another kind of log: not a training step's
+            return None
+        now = time.perf_counter()
+        if self.since is not None and step > self.since[1]:
+            parts.append(f"{(now - self.since[0]) / (step - self.since[1]):.2f} s/step")
+        self.since = (now, step)
+        return " | ".join([f"step {step}/{max_steps}", *parts])
+
+
+class StepLineProgress(ProgressCallback):
+    """transformers' progress bar, with `StepLines` written above it instead of each logged dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = StepLines()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        super().on_train_begin(args, state, control, **kwargs)
+        self.lines.start(state.global_step)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        line = self.lines.line(logs or {}, state.global_step, state.max_steps)
+        if line and state.is_world_process_zero and self.training_bar is not None:
+            self.training_bar.write(line)
+
+
+class StepLinePrinter(PrinterCallback):
+    """With --disable_tqdm: `StepLines` printed instead of each logged dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = StepLines()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.lines.start(state.global_step)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        line = self.lines.line(logs or {}, state.global_step, state.max_steps)
+        if line and state.is_world_process_zero:
+            print(line, flush=True)
+
+
+def show_step_lines(trainer) -> None:
+    """Replace the trainer's dict-printing progress callback (the bar, or the printer with --disable_tqdm) by the
+    one that shows `StepLines`."""
+    for printing, readable in ((ProgressCallback, StepLineProgress), (PrinterCallback, StepLinePrinter)):
+        if trainer.pop_callback(printing) is not None:
+            trainer.add_callback(readable)
