@@ -13,6 +13,7 @@ import re
 import warnings
 
 import pytest
+from helpers.hostile_text import HOSTILE_SHAPES, cpu_seconds, scorers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -289,3 +290,15 @@ JSON_VALUES = st.recursive(
 def test_python_value_of_json_text_equals_eval(value):
     # JSON text: the JSON reader where JSON and Python agree (true / false / null are names to Python: refused)
     assert agrees_with_eval(json.dumps(value, ensure_ascii=False))
+
+
+# ------------------------------------------------------------------------------------------------- hostile text
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE_SHAPES))
+def test_a_megabyte_of_hostile_text_scores_quickly_through_every_reward_and_metric(shape):
+    # linear time everywhere: the slowest scorer takes about 0.8 CPU seconds per megabyte (bench/hostile_text.py);
+    # the bound is generous so that a loaded machine cannot fail it, a backtracking pattern would take hours
+    text = HOSTILE_SHAPES[shape](1_000_000)
+    slow = {name: seconds for name, scorer in scorers().items() if (seconds := cpu_seconds(scorer, text)) > 5.0}
+    assert not slow

@@ -46,6 +46,7 @@ ACTION_TAGS = (TOOL_CALL_TAGS, ANSWER_TAGS)  # tags whose content ``extract_acti
 # R1-V-GUI-Agent reads the text after the *first* "assistantos" (the whole output without one).
 ORIGINAL_MARKER = "assistantos"
 MAX_CANDIDATES = 256  # parse attempts per completion, from its end: bounds the cost of hostile input
+MAX_PARSED_CHARS = 200_000  # characters parsed per completion, from its end: the same for very long candidates
 # What GUI-R1's accuracy reads when the answer has no action, no input text, no point (its r1gui.py).
 GUIR1_NO_ACTION, GUIR1_NO_INPUT_TEXT, GUIR1_NO_COORD = "no action", "no input text", (0, 0, 0, 0)
 
@@ -103,7 +104,8 @@ def _line_variants(line: str) -> list[tuple[int, str]]:
 
 
 def _candidates(text: str) -> list[tuple[int, int, str]]:
-    """(end position, priority, text) of every tag content and every line; str.find only, so linear time."""
+    """(end position, priority, text) of every tag content and of the last lines that can hold an action (enough
+    for ``MAX_CANDIDATES`` tries); str.find / rfind only, so linear time."""
     found: list[tuple[int, int, str]] = []
     for open_tag, close_tag in ACTION_TAGS:
         start = text.find(open_tag)
@@ -115,11 +117,31 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
                 break
             found.append((end + len(close_tag), 2, text[body:end]))
             start = text.find(open_tag, end + len(close_tag))
-    position = 0
-    for line in text.split("\n"):
-        position += len(line)
-        found.extend((position, priority, variant) for priority, variant in _line_variants(line))
-        position += 1
+    return found + _line_candidates(text)
+
+
+_CLOSERS = (")", "]", "}")
+_LAST_CHARS = (*_CLOSERS, "`", ">")  # what a line that can hold an action ends with, before cleaning
+
+
+def _line_candidates(text: str) -> list[tuple[int, int, str]]:
+    """(end position, priority, text) of the lines that can hold an action, from the last one back until there are
+    ``MAX_CANDIDATES``: only lines holding a ")", "]" or "}" are looked at (the last of each is kept, so each scan
+    backwards covers new text only), and a line whose last character is none of ``_LAST_CHARS`` is skipped."""
+    found: list[tuple[int, int, str]] = []
+    last = {closer: text.rfind(closer) for closer in _CLOSERS}
+    while len(found) < MAX_CANDIDATES:
+        closing = max(last.values())
+        if closing < 0:
+            break
+        start, end = text.rfind("\n", 0, closing) + 1, text.find("\n", closing)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if line.rstrip()[-1:] in _LAST_CHARS:
+            found.extend((end, priority, variant) for priority, variant in _line_variants(line))
+        for closer, position in last.items():
+            if position >= start:
+                last[closer] = text.rfind(closer, 0, start)
     return found
 
 
@@ -134,8 +156,8 @@ def extract_action(
     Candidates are the contents of ``<tool_call>...</tool_call>`` and ``<answer>...</answer>`` and every line
     (from its last os-channel marker of ``OS_MARKERS`` on, trailing end-of-turn tokens and backticks removed, so the
     code of the Aguvis os channel is found); each is parsed with ``format="auto"`` and the last one that parses
-    wins (at most ``MAX_CANDIDATES`` tries, from the end). ``completion`` may be a string or a TRL conversational
-    completion. Example: ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a
+    wins (at most ``MAX_CANDIDATES`` tries and ``MAX_PARSED_CHARS`` characters, from the end: an action only hostile
+    text could hide, in linear time). ``completion`` may be a string or a TRL conversational completion. Example: ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a
     click.
     """
     try:
@@ -143,7 +165,11 @@ def extract_action(
         if text is None:
             return None
         candidates = sorted(_candidates(text), key=lambda c: (c[0], c[1]), reverse=True)
+        parsed = 0
         for _, _, candidate in candidates[:MAX_CANDIDATES]:
+            parsed += len(candidate)
+            if parsed > MAX_PARSED_CHARS and parsed > len(candidate):  # the first candidate is always tried
+                return None
             action = parse_action(candidate, "auto", coordinates=coordinates, image_size=image_size)
             if action is not None:
                 return action
