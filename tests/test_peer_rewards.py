@@ -178,3 +178,97 @@ def test_guir1_preset_equals_the_peer_overall_in_float32():
         if not case["exception"] and overall != case["overall"]:
             found.append(f"case {case['id']}: the table's overall {case['overall']} is not 0.8 acc + 0.2 format")
     assert not found, "\n".join(found[:10])
+
+
+# ------------------------------------------------------- where r1_gui's own rewards depart from the peers' (README)
+
+CLICK = "<answer>pyautogui.click(x=0.5, y=0.5)</answer>"
+SCREEN = [448, 1036]  # the click's point (0.5, 0.5) is pixel (224, 518)
+BOX = [0.5, 0.45, 0.6, 0.55]  # pixels x 224-268.8, y 466.2-569.8
+
+
+def guir1_answer_text(action: str, point: str = "[224, 518]", text: str = "no input text") -> str:
+    return f"<think>t</think><answer>[{{'action': '{action}', 'point': {point}, 'input_text': '{text}'}}]</answer>"
+
+
+def write(text: str) -> str:
+    return f"pyautogui.write(message='{text}')"
+
+
+def typed(text: str) -> str:
+    """The same typing as a GUI-R1 answer (r1_gui's text_f1 reads it too)."""
+    return guir1_answer_text("type", "[-100, -100]", text)
+
+
+DEPARTURES = [
+    # (r1_gui reward, its value, peer reward, its value, completion, solution, keywords): README's table, row by row
+    # action identity: the canonical type, not the function's spelling
+    ("accuracy", 1.0, "r1v_accuracy", 0.0, "terminate(status='success')",
+     "<answer>mobile.terminate(status='success')</answer>", {}),
+    ("accuracy", 1.0, "r1v_accuracy", 0.0, "pyautogui.click (x=0.5, y=0.5)", CLICK, {}),
+    # argument values, not text
+    ("accuracy", 1.0, "r1v_accuracy", 0.5, "pyautogui.click(x=0.50, y=0.5)", CLICK, {}),
+    ("accuracy", 1.0, "r1v_accuracy", 0.5, "pyautogui.press(keys='enter')", "<answer>pyautogui.press(keys=['enter'])</answer>",
+     {}),
+    # argument-less calls
+    ("accuracy", 1.0, "r1v_accuracy", 0.0, "mobile.back()", "<answer>mobile.back()</answer>", {}),
+    # which call is read: the last action, not the first os turn
+    ("accuracy", 1.0, "r1v_accuracy", 0.5,
+     "assistantos\npyautogui.click(x=0.1, y=0.1)\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, {}),
+    # the Aguvis format against R1-V's content: pattern
+    ("format", 1.0, "r1v_format", 0.0, "Thought: t\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, {}),
+    ("format", 0.0, "r1v_format", 0.5, "content: Thought: t\nAction: tap\nassistantos\n", CLICK, {}),
+    # text F1: counts, brackets, one token inside another, two empty texts, a score against a bar
+    ("text_f1", 0.8, "guir1_accuracy", 1.0, typed("new new york"), f"<answer>{write('new york')}</answer>", {}),
+    ("text_f1", 0.5, "guir1_accuracy", 1.0, typed("[hello] world"), f"<answer>{write('hello world')}</answer>", {}),
+    ("text_f1", 0.0, "guir1_accuracy", 1.0, typed("york"), f"<answer>{write('NewYork')}</answer>", {}),
+    ("text_f1", 1.0, "guir1_accuracy", 0.0, typed(""), f"<answer>{write(' ')}</answer>", {}),
+    ("text_f1", 2 / 3, "guir1_accuracy", 1.0, typed("York City hotels"), f"<answer>{write('new york city')}</answer>",
+     {}),
+    # text F1 applies to open_app in r1_gui; GUI-R1 scores an open_app of any app 1
+    ("text_f1", 0.0, "guir1_accuracy", 1.0, guir1_answer_text("open_app", "[-100, -100]", "Maps"),
+     "<answer>mobile.open_app(app_name='Clock')</answer>", {}),
+    # click distance: 140 px down is 0.135 of the screen, within AITW's 0.14; GUI-R1's 140 px is strict
+    ("step_success", 1.0, "guir1_accuracy", 0.0, guir1_answer_text("click", "[224, 658]"), CLICK, {}),
+    ("click_distance", (0.3 - 140 / 1036) / (0.3 - 0.04), "guir1_accuracy", 0.0,
+     guir1_answer_text("click", "[224, 658]"), CLICK, {}),  # linear from 1 at 0.04 to 0 at 0.3
+    # a click on the box's left edge
+    ("step_success", 1.0, "guir1_accuracy", 0.0, guir1_answer_text("click", "[224, 467]"), CLICK, {"bbox": BOX}),
+    # the GUI-R1-style format: empty think, a missing input_text, a newline or end token after </answer>
+    ("format", 0.0, "guir1_format", 1.0, "<think></think>" + guir1_answer_text("click")[len("<think>t</think>"):], CLICK,
+     {}),
+    ("format", 1.0, "guir1_format", 0.0, "<think>t</think><answer>[{'action': 'click', 'point': [224, 518]}]</answer>",
+     CLICK, {}),
+    ("format", 1.0, "guir1_format", 0.0, guir1_answer_text("click") + "\n", CLICK, {}),
+    ("format", 1.0, "guir1_format", 0.0, guir1_answer_text("click") + "<|im_end|>", CLICK, {}),
+    # ... (other text after </answer> fails both)
+    ("format", 0.0, "guir1_format", 0.0, guir1_answer_text("click") + " done", CLICK, {}),
+    # ... non-integer points, an upper-case scroll direction
+    ("format", 1.0, "guir1_format", 0.0, guir1_answer_text("click", "[224.5, 518]"), CLICK, {}),
+    ("format", 1.0, "guir1_format", 0.0, guir1_answer_text("scroll", "[-100, -100]", "UP"), CLICK, {}),
+    # ... several actions, an empty list, an unknown name
+    ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("click").replace("}]", "}, {'action': 'press_back', "
+     "'point': [-100, -100], 'input_text': 'no input text'}]"), CLICK, {}),
+    ("format", 0.0, "guir1_format", 1.0, "<think>t</think><answer>[]</answer>", CLICK, {}),
+    ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("fly"), CLICK, {}),
+    # ... a bare dict, a JSON answer holding true, a point off the screen
+    ("format", 1.0, "guir1_format", 0.0,
+     "<think>t</think><answer>{'action': 'click', 'point': [224, 518], 'input_text': 'no input text'}</answer>", CLICK, {}),
+    ("format", 1.0, "guir1_format", 0.0, '<think>t</think><answer>[{"action": "click", "point": [224, 518], '
+     '"input_text": "no input text", "x": true}]</answer>', CLICK, {}),
+    ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("click", "[2000, 518]"), CLICK, {}),
+    # the GUI-R1-style accuracy: a JSON answer has no action to GUI-R1
+    ("accuracy", 1.0, "guir1_accuracy", 0.0, '<think>t</think><answer>[{"action": "click", "point": [224, 518], '
+     '"input_text": "no input text"}]</answer>', CLICK, {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("ours, our_value, peer, peer_value, completion, solution, keywords", DEPARTURES)
+def test_the_departures_the_readme_lists(ours, our_value, peer, peer_value, completion, solution, keywords):
+    settings = {"screen_size": SCREEN, "bbox": keywords.get("bbox")}
+    style = {"prompt_style": "think_answer", "coordinates": "pixels"} if completion.startswith("<think>") else {}
+    # r1_gui's own reward (reading the completion in its style and coordinates), then the peer's, on the same row
+    (value,) = REWARD_FUNCS[ours](completions=[completion], solution=[solution], **{k: [v] for k, v in settings.items()},
+                                  **style)  # fmt: skip
+    assert value == pytest.approx(our_value)
+    assert reward(peer, completion, solution=solution, **settings) == pytest.approx(peer_value)
