@@ -2,7 +2,8 @@
 
 Shared by tests/test_peer_patterns.py (a megabyte of each scores in well under the bound) and
 bench/hostile_text.py (the times at two sizes, and their ratio: linear time means 10x the text, about 10x the time).
-Each shape targets a pattern that backtracks, or a reader that once scanned every line or parsed every candidate.
+Each shape targets a pattern that backtracks (or might: GUI-R1's action and input-text regexes stay ``re``, shown
+linear here), or a reader that once scanned every line or parsed every candidate.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ HOSTILE_SHAPES: dict[str, Callable[[int], str]] = {
     "entries answer": lambda size: _repeat(ENTRY, size, "<think></think><answer>[", "]</answer>"),
     "tuples then a name": lambda size: _repeat("(),", size, "<think></think><answer>[", "x]</answer>"),
     "digits": lambda size: _repeat("9", size, "<answer>{'point': [", ", 1]}</answer>"),
+    "action keys": lambda size: _repeat("'action': '", size, "<answer>", "</answer>"),  # GUI-R1's action regex
+    "open input text": lambda size: _repeat("a", size, "<answer>'input_text': '", "</answer>"),  # its text regex
+    "spaces after a key": lambda size: _repeat(" ", size, "<answer>'input_text':", "</answer>"),
     "tool calls": lambda size: _repeat("<tool_call>{}</tool_call>", size),
 }
 SOLUTION = "<answer>pyautogui.click(x=0.5, y=0.5)</answer>"
