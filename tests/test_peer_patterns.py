@@ -147,7 +147,8 @@ def test_matchers_equal_re_on_random_strings(name, data):
 VALUE_CASES = [
     # (text, expected value): what eval returns
     # a GUI-R1 answer
-    ("[{'action': 'click', 'point': [1, 2], 'input_text': 'x'}]", [{"action": "click", "point": [1, 2], "input_text": "x"}]),
+    ("[{'action': 'click', 'point': [1, 2], 'input_text': 'x'}]",
+     [{"action": "click", "point": [1, 2], "input_text": "x"}]),
     # the same in JSON spelling (the fast path)
     ('[{"action": "click", "point": [1, 2]}]', [{"action": "click", "point": [1, 2]}]),
     # arithmetic on literals
@@ -161,7 +162,8 @@ VALUE_CASES = [
     # a conditional evaluates only its branch (1/0 is never computed)
     ("1 if True else 1 / 0", 1),
     # subscripts, slices, unpacking
-    ("[[1, 2, 3][::-1], 'abc'[1], {'k': 2}['k'], [*'ab'], {**{'a': 1}, 'b': 2}]", [[3, 2, 1], "b", 2, ["a", "b"], {"a": 1, "b": 2}]),
+    ("[[1, 2, 3][::-1], 'abc'[1], {'k': 2}['k'], [*'ab'], {**{'a': 1}, 'b': 2}]",
+     [[3, 2, 1], "b", 2, ["a", "b"], {"a": 1, "b": 2}]),
     # dict keys: equal keys keep the first key and the last value
     ("{1: 'a', 1.0: 'b'}", {1: "b"}),
     # leading spaces and tabs are stripped, as eval does
@@ -257,7 +259,8 @@ def agrees_with_eval(text: str) -> bool:
 
 
 LITERAL_PIECES = ["1", "0", "2.5", "-", "+", "/", "%", "(", ")", "[", "]", "{", "}", ",", ":", " ", "'a'", '"b"',
-                  "True", "None", " and ", " or ", "not ", " if ", " else ", "==", "<", " in ", "e3", "j", "\n"]  # fmt: skip
+                  "True", "None", " and ", " or ", "not ", " if ", " else ", "==", "<", " in ", "e3", "j",
+                  "\n"]  # fmt: skip
 
 
 @settings(max_examples=1500, deadline=None)
@@ -268,7 +271,8 @@ def test_python_value_equals_eval_on_random_expressions(text):
 
 
 PLAIN_PIECES = ["1", "0", "-", "-1", "2.5", "(", ")", "[", "]", "{", "}", ",", ":", " ", "\n", "\t", "\f", "\r",
-                "\x0b", "'a'", '"b"', "''", "'\t'", "True", "None", "01", "1e5", ".5", "'", "#", "\u2028", "é"]  # fmt: skip
+                "\x0b", "'a'", '"b"', "''", "'\t'", "True", "None", "01", "1e5", ".5", "'", "#", "\u2028",
+                "é"]  # fmt: skip
 
 
 @settings(max_examples=3000, deadline=None)

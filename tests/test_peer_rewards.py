@@ -208,15 +208,16 @@ DEPARTURES = [
     ("accuracy", 1.0, "r1v_accuracy", 0.0, "pyautogui.click (x=0.5, y=0.5)", CLICK, {}),
     # argument values, not text
     ("accuracy", 1.0, "r1v_accuracy", 0.5, "pyautogui.click(x=0.50, y=0.5)", CLICK, {}),
-    ("accuracy", 1.0, "r1v_accuracy", 0.5, "pyautogui.press(keys='enter')", "<answer>pyautogui.press(keys=['enter'])</answer>",
-     {}),
+    ("accuracy", 1.0, "r1v_accuracy", 0.5, "pyautogui.press(keys='enter')",
+     "<answer>pyautogui.press(keys=['enter'])</answer>", {}),
     # argument-less calls
     ("accuracy", 1.0, "r1v_accuracy", 0.0, "mobile.back()", "<answer>mobile.back()</answer>", {}),
     # which call is read: the last action, not the first os turn
     ("accuracy", 1.0, "r1v_accuracy", 0.5,
      "assistantos\npyautogui.click(x=0.1, y=0.1)\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, {}),
     # the Aguvis format against R1-V's content: pattern
-    ("format", 1.0, "r1v_format", 0.0, "Thought: t\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, {}),
+    ("format", 1.0, "r1v_format", 0.0, "Thought: t\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK,
+     {}),
     ("format", 0.0, "r1v_format", 0.5, "content: Thought: t\nAction: tap\nassistantos\n", CLICK, {}),
     # text F1: counts, brackets, one token inside another, two empty texts, a score against a bar
     ("text_f1", 0.8, "guir1_accuracy", 1.0, typed("new new york"), f"<answer>{write('new york')}</answer>", {}),
@@ -235,8 +236,8 @@ DEPARTURES = [
     # a click on the box's left edge
     ("step_success", 1.0, "guir1_accuracy", 0.0, guir1_answer_text("click", "[224, 467]"), CLICK, {"bbox": BOX}),
     # the GUI-R1-style format: empty think, a missing input_text, a newline or end token after </answer>
-    ("format", 0.0, "guir1_format", 1.0, "<think></think>" + guir1_answer_text("click")[len("<think>t</think>"):], CLICK,
-     {}),
+    ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("click").replace("<think>t</think>", "<think></think>"),
+     CLICK, {}),
     ("format", 1.0, "guir1_format", 0.0, "<think>t</think><answer>[{'action': 'click', 'point': [224, 518]}]</answer>",
      CLICK, {}),
     ("format", 1.0, "guir1_format", 0.0, guir1_answer_text("click") + "\n", CLICK, {}),
@@ -253,7 +254,8 @@ DEPARTURES = [
     ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("fly"), CLICK, {}),
     # ... a bare dict, a JSON answer holding true, a point off the screen
     ("format", 1.0, "guir1_format", 0.0,
-     "<think>t</think><answer>{'action': 'click', 'point': [224, 518], 'input_text': 'no input text'}</answer>", CLICK, {}),
+     "<think>t</think><answer>{'action': 'click', 'point': [224, 518], 'input_text': 'no input text'}</answer>",
+     CLICK, {}),
     ("format", 1.0, "guir1_format", 0.0, '<think>t</think><answer>[{"action": "click", "point": [224, 518], '
      '"input_text": "no input text", "x": true}]</answer>', CLICK, {}),
     ("format", 0.0, "guir1_format", 1.0, guir1_answer_text("click", "[2000, 518]"), CLICK, {}),
@@ -268,7 +270,7 @@ def test_the_departures_the_readme_lists(ours, our_value, peer, peer_value, comp
     settings = {"screen_size": SCREEN, "bbox": keywords.get("bbox")}
     style = {"prompt_style": "think_answer", "coordinates": "pixels"} if completion.startswith("<think>") else {}
     # r1_gui's own reward (reading the completion in its style and coordinates), then the peer's, on the same row
-    (value,) = REWARD_FUNCS[ours](completions=[completion], solution=[solution], **{k: [v] for k, v in settings.items()},
-                                  **style)  # fmt: skip
+    rows = {name: [value] for name, value in settings.items()}
+    (value,) = REWARD_FUNCS[ours](completions=[completion], solution=[solution], **rows, **style)
     assert value == pytest.approx(our_value)
     assert reward(peer, completion, solution=solution, **settings) == pytest.approx(peer_value)

@@ -157,8 +157,8 @@ def extract_action(
     (from its last os-channel marker of ``OS_MARKERS`` on, trailing end-of-turn tokens and backticks removed, so the
     code of the Aguvis os channel is found); each is parsed with ``format="auto"`` and the last one that parses
     wins (at most ``MAX_CANDIDATES`` tries and ``MAX_PARSED_CHARS`` characters, from the end: an action only hostile
-    text could hide, in linear time). ``completion`` may be a string or a TRL conversational completion. Example: ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a
-    click.
+    text could hide, in linear time). ``completion`` may be a string or a TRL conversational completion. Example:
+    ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a click.
     """
     try:
         text = completion_text(completion)

@@ -2,9 +2,10 @@
 
 GUI-R1's format reward calls ``eval`` on the model's answer. r1_gui never runs model output: ``python_value``
 parses the text with Python's own parser (``ast.parse``: eval's syntax errors and nesting limits), then computes
-the value of the expression tree itself, for what can be computed without running anything: literals (numbers, strings, bytes, lists, tuples, dicts, sets, True, False, None, ...), the unary,
-binary, boolean and comparison operators on them, conditional expressions, subscripts and slices, ``*``/``**``
-unpacking in displays, and f-strings without a format spec. Errors those raise (``1/0``, ``[1][5]``, ``{[1]}``)
+the value of the expression tree itself, for what can be computed without running anything: literals (numbers,
+strings, bytes, lists, tuples, dicts, sets, True, False, None, ...), the unary, binary, boolean and comparison
+operators on them, conditional expressions, subscripts and slices, ``*``/``**`` unpacking in displays, and
+f-strings without a format spec. Errors those raise (``1/0``, ``[1][5]``, ``{[1]}``)
 are raised as ``eval`` raises them. Plain literal text, the usual answer, is read without the tree by
 ``json.loads`` where JSON and Python agree, else by a tokenizer of its own (both tested against ``eval``).
 
@@ -68,10 +69,11 @@ MAX_NESTING = 200  # brackets Python's tokenizer accepts inside each other ("too
 
 
 def _json_value(text: str) -> Any:
-    """The value by ``json.loads`` (20 times faster than parsing the text as Python) where it is certainly
-    ``eval``'s, else ``_NOT_FAST``: a JSON list or object without backslashes (JSON and Python read ``\\/`` and
-    surrogate pairs differently), without true / false / null / NaN / Infinity (names to Python), nested at most
-    ``MAX_NESTING`` deep, and encodable as UTF-8 (as eval needs). JSON whitespace is Python's inside brackets."""
+    """The value by ``json.loads`` (a megabyte list in 0.03 s, where Python's parser takes a second) where it is
+    certainly ``eval``'s, else ``_NOT_FAST``: a JSON list or object without backslashes (JSON and Python read
+    ``\\/`` and surrogate pairs differently), without true / false / null / NaN / Infinity (names to Python),
+    nested at most ``MAX_NESTING`` deep, and encodable as UTF-8 (as eval needs). JSON whitespace is Python's inside
+    brackets."""
     if text[:1] not in ("[", "{") or text[-1:] not in ("]", "}") or "\\" in text:
         return _NOT_FAST
     try:
@@ -114,9 +116,9 @@ _NOTHING = object()
 
 def _plain_literal_value(text: str) -> Any:
     """The value of plain literal text (``_PLAIN_TOKEN``'s tokens as lists, tuples, dicts, sets and parentheses,
-    at most ``MAX_NESTING`` deep, no whitespace at either end), read token by token five times faster than
-    Python's parser builds its tree, else ``_NOT_FAST``. Anything else (adjacent strings, operators, a lone "-",
-    a comma outside brackets) is left to the parser, which alone says what is an error."""
+    at most ``MAX_NESTING`` deep, no whitespace at either end), read token by token in about half the time Python's
+    parser takes to build its tree, else ``_NOT_FAST``. Anything else (adjacent strings, operators, a lone "-", a
+    comma outside brackets) is left to the parser, which alone says what is an error."""
     if not text or text[0].isspace() or text[-1].isspace() or "\x00" in text:
         return _NOT_FAST
     try:

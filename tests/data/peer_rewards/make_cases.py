@@ -194,13 +194,15 @@ GUIR1_TRUTHS = [
 ]  # fmt: skip
 
 ANSWER_NAMES = ["click", "Click", "CLICK", "long_press", "type", "select", "scroll", "press_back", "press_home",
-                "enter", "complete", "impossible", "open_app", "wait", "fly", "no action", "", "click2", "clíck"]  # fmt: skip
+                "enter", "complete", "impossible", "open_app", "wait", "fly", "no action", "", "click2",
+                "clíck"]  # fmt: skip
 POINTS = ["[224, 518]", "[300, 518]", "[363, 518]", "[364, 518]", "[308, 630]", "[224, 467]", "[225, 467]",
           "[268, 569]", "[269, 518]", "[-100, -100]", "[224.5, 518]", "[1]", "[]", "'[224, 518]'", "(224, 518)",
           "{0: 224, 1: 518}", "[True, False]", "[100 + 124, 518]", "[0, 0]", "[224,518]", "[224,\n518]",
           "[ 224, 518 ]", "[224, 518, 1, 2]", "None", "[2**3, 1]"]  # fmt: skip
 TEXTS = ["no input text", "New York City", "new york", "york", "York City hotels", "down", "up", "UP", "left", "LEFT",
-         "it's", "", "[hello] world", "hello", "Clock", "clock app", "Option A", "café", "中文", "A", "a b c d"]  # fmt: skip
+         "it's", "", "[hello] world", "hello", "Clock", "clock app", "Option A", "café", "中文", "A",
+         "a b c d"]  # fmt: skip
 THINKS = ["<think>t</think>", "<think>t</think>", "<think></think>", "<think>\nreason\n</think>\n",
           "<think>a {'action': 'type'}</think> ", "", "<think>t</think>\n\n", "<think>t<answer>[]</answer></think>",
           "<THINK>t</THINK>"]  # fmt: skip
@@ -335,7 +337,8 @@ TEXT_CASES = [
     (typed("type", "hello hello"), 13), (typed("type", "world"), 13),
     (typed("type", "hello there you"), 13), (typed("type", "Hello, World"), 13), (typed("type", "york"), 14),
     (typed("type", "newyorkcity"), 14), (typed("type", "new york"), 14), (typed("type", ""), 19),
-    (typed("type", "x"), 19), (typed("scroll", "DOWN"), 4), (typed("scroll", "downward"), 4), (typed("scroll", "own"), 4),
+    (typed("type", "x"), 19), (typed("scroll", "DOWN"), 4), (typed("scroll", "downward"), 4),
+    (typed("scroll", "own"), 4),
     (typed("Scroll", "left"), 16), (typed("select", "option"), 15), (typed("select", "Option A B C"), 15),
 ]  # fmt: skip
 
