@@ -701,6 +701,44 @@ def test_extract_action_uses_coordinates():
     assert extract_action("pyautogui.click(x=500, y=500)", coordinates="grid1000") == A("click", x=0.5, y=0.5)
 
 
+def every_candidate_action(text: str):
+    """The reading extract_action promises, by brute force: every tag content and every line, the last (by end
+    position, tag before line) that parses. The oracle for its scan from the end."""
+    from r1_gui.actions import completion
+
+    found = [candidate for candidate in completion._candidates(text) if candidate[1] == 2]  # the tag contents
+    position = 0
+    for line in text.split("\n"):
+        position += len(line)
+        found += [(position, priority, variant) for priority, variant in completion._line_variants(line)]
+        position += 1
+    for _, _, candidate in sorted(found, key=lambda c: (c[0], c[1]), reverse=True):
+        action = parse_action(candidate, "auto")
+        if action is not None:
+            return action
+    return None
+
+
+LINE_PIECES = ["pyautogui.click(x=0.5, y=0.5)", "mobile.back()", "a)b", "x", ")", "]", "}", "`", " ", "\n", "\n\n",
+               "<|im_end|>", "assistantos", "<answer>", "</answer>", "[{'action': 'press_back'}]", "Action: tap"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(LINE_PIECES), max_size=12).map("".join))
+def test_extract_action_scans_from_the_end_as_if_it_read_every_line(text):
+    assert extract_action(text) == every_candidate_action(text)
+
+
+def test_extract_action_parses_at_most_a_budget_of_text():
+    # an action hidden behind 300,000 characters of candidates that parse as nothing is not looked for
+    junk = ("f(" + "1," * 50_000 + "\n") * 3
+    assert extract_action("pyautogui.click(x=0.5, y=0.5)\n" + junk.replace("\n", ")\n")) is None
+    # the same action behind 100,000 characters is found
+    assert extract_action("pyautogui.click(x=0.5, y=0.5)\nf(" + "1," * 50_000 + ")") == A("click", x=0.5, y=0.5)
+    # and the last candidate is always tried, however long
+    assert extract_action("x\npyautogui.write(message='" + "a" * 90_000 + "')") == A("type", text="a" * 90_000)
+
+
 @pytest.mark.parametrize(
     "completion",
     [

@@ -47,12 +47,12 @@ SCORE_CASES = [
     ("type-superstring", aguvis("pyautogui.write(message='new york city')"), WRITE, None, (1, 0, 0, 1, 1)),
     # another text: AITW matches type actions by type alone, step success needs the text
     ("type-other-text", aguvis("pyautogui.write(message='weather')"), WRITE, None, (1, 0, 0, 1, 0)),
-    # argument-less back: exact for param and paper_param (the original scored paper_param 0)
-    ("back", aguvis("mobile.back()"), "mobile.back()", None, (1, 1, 1, 1, 1)),
-    # argument-less home: exact too
-    ("home", aguvis("mobile.home()"), "mobile.home()", None, (1, 1, 1, 1, 1)),
-    # home for back: wrong, but the paper metric compares "" with "" whatever the name
-    ("home-for-back", aguvis("mobile.home()"), "mobile.back()", None, (0, 0, 1, 0, 0)),
+    # argument-less back: exact for param; the paper metric finds no call in "mobile.back()" (its bug, kept): 0
+    ("back", aguvis("mobile.back()"), "mobile.back()", None, (1, 1, 0, 1, 1)),
+    # argument-less home: the same
+    ("home", aguvis("mobile.home()"), "mobile.home()", None, (1, 1, 0, 1, 1)),
+    # home for back: wrong everywhere
+    ("home-for-back", aguvis("mobile.home()"), "mobile.back()", None, (0, 0, 0, 0, 0)),
     # the same scroll
     ("scroll-same", aguvis(SCROLL_DOWN), SCROLL_DOWN, None, (1, 1, 1, 1, 1)),
     # the opposite direction: same type, other argument; AITW compares the axis only
@@ -150,7 +150,7 @@ def test_reward_metrics_name_real_rewards_and_metrics():
 
 
 PAPER_CASES = [
-    # (id, output, ground-truth code, expected): the original's reading, with only the argument-less bug fixed
+    # (id, output, solution, expected): the original's reading, bugs included
     # the same text
     ("same", "pyautogui.click(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", True),
     # whitespace inside the parentheses is text like any other (the original compares the argument text as it is)
@@ -163,14 +163,17 @@ PAPER_CASES = [
     ("trailing-zero", "pyautogui.click(x=0.50, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", False),
     # the function name is ignored
     ("other-name", "mobile.long_press(x=0.5, y=0.3)", "pyautogui.click(x=0.5, y=0.3)", True),
-    # the fixed bug: argument-less calls are equal
-    ("back-back", "mobile.back()", "mobile.back()", True),
-    # empty == empty whatever the name
-    ("home-back", "mobile.home()", "mobile.back()", True),
-    # an empty argument list is not a non-empty one
+    # the original's bug, kept: an argument-less call is no call, so a right back is never counted
+    ("back-back", "mobile.back()", "mobile.back()", False),
+    ("home-back", "mobile.home()", "mobile.back()", False),
     ("empty-vs-args", "mobile.wait()", "mobile.wait(seconds=3)", False),
-    # the fix reads "()" as empty even with a later ")" on the line (the original would read ") (x")
-    ("empty-then-parenthesis", "mobile.back() (x)", "mobile.back()", True),
+    # "()" with a later ")" on the line reads up to that one: ") (x"
+    ("empty-then-parenthesis", "mobile.back() (x)", "mobile.back() (x)", True),
+    # the solution's first one-line <answer> is read
+    ("solution-tags", "pyautogui.click(x=0.5, y=0.3)", "<answer>pyautogui.click(x=0.5, y=0.3)</answer>", True),
+    # ... and without DOTALL an <answer> spanning lines is none: the solution is read whole, "<answer>" first
+    ("solution-tags-lines", "pyautogui.click(x=0.5, y=0.3)", "<answer>\npyautogui.click(x=0.5, y=0.3)\n</answer>",
+     True),
     # the arguments end at the first ")": both read "message='smile :", so equal, as in the original
     ("smile-same", "pyautogui.write(message='smile :) ok ')", "pyautogui.write(message='smile :) ok ')", True),
     # ... and equal even where the texts differ after the ")" (the original gives 1 here too)
@@ -212,34 +215,28 @@ def test_paper_param_match(output, gt_code, expected):
 
 
 CALL_CASES = [
-    # (id, output, original reading, reading with the argument-less fix)
+    # (id, output, original reading)
     # Aguvis decoded without special tokens: after "assistantos"; the name starts after the newline
-    ("aguvis-decoded", aguvis(CLICK), ("pyautogui.click", "x=0.5, y=0.5"), ("pyautogui.click", "x=0.5, y=0.5")),
-    # spaces are kept, in the name and in the arguments
-    ("spaces-kept", "assistantos pyautogui.click( x=0.1 )", (" pyautogui.click", " x=0.1 "),
-     (" pyautogui.click", " x=0.1 ")),
-    # the original finds no argument-less call; the fix reads an empty argument list
-    ("argument-less", "assistantos\nmobile.back()", None, ("mobile.back", "")),
-    # ... and where a ")" follows later on the line, the original runs on to it
-    ("argument-less-then-more", "mobile.back() or home(x)", ("mobile.back", ") or home(x"), ("mobile.back", "")),
+    ("aguvis-decoded", aguvis(CLICK), ("pyautogui.click", "x=0.5, y=0.5")),
+    # the text after the marker is stripped; spaces inside the parentheses are kept
+    ("spaces-kept", "assistantos pyautogui.click( x=0.1 )", ("pyautogui.click", " x=0.1 ")),
+    # an argument-less call is none
+    ("argument-less", "assistantos\nmobile.back()", None),
+    # ... and where a ")" follows later on the line, the arguments run on to it
+    ("argument-less-then-more", "mobile.back() or home(x)", ("mobile.back", ") or home(x")),
     # the first ")" ends the arguments
-    ("smile", "pyautogui.write(message='smile :) ok ')", ("pyautogui.write", "message='smile :"),
-     ("pyautogui.write", "message='smile :")),
+    ("smile", "pyautogui.write(message='smile :) ok ')", ("pyautogui.write", "message='smile :")),
     # the think_answer style: the whole output, the call's line
-    ("answer-tag", f"<think>tap it</think>\n<answer>{CLICK}</answer>", ("<answer>pyautogui.click", "x=0.5, y=0.5"),
-     ("<answer>pyautogui.click", "x=0.5, y=0.5")),
+    ("answer-tag", f"<think>tap it</think>\n<answer>{CLICK}</answer>", ("<answer>pyautogui.click", "x=0.5, y=0.5")),
     # nothing
-    ("empty", "", None, None),
-    ("not-a-string", 7, None, None),
+    ("empty", "", None),
+    ("not-a-string", 7, None),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "output, original, fixed", [case[1:] for case in CALL_CASES], ids=[case[0] for case in CALL_CASES]
-)
-def test_original_call(output, original, fixed):
+@pytest.mark.parametrize("output, original", [case[1:] for case in CALL_CASES], ids=[case[0] for case in CALL_CASES])
+def test_original_call(output, original):
     assert original_call(output) == original
-    assert original_call(output, empty_arguments=True) == fixed
 
 
 def _record(gt_type: str, pred_type: str | None, scores: tuple[int, ...], error: str | None = None) -> dict:

@@ -130,8 +130,8 @@ HAND_PREDICTIONS = [
     {"id": "r1", "output": "Action: tap.\nassistantos\npyautogui.click(x=0.5, y=0.5)"},  # all right
     {"id": "r2", "output": "assistantos\npyautogui.click(x=0.25, y=0.8)"},  # 0.05 off: AITW match only
     {"id": "r3", "output": "assistantos\npyautogui.write(message='bye')", "extra": 1},  # type right, text wrong
-    {"id": "r4", "output": "assistantos\nmobile.back()"},  # all right (argument-less)
-    {"id": "r5", "output": "assistantos\nmobile.home()"},  # wrong, but paper_param "" == ""
+    {"id": "r4", "output": "assistantos\nmobile.back()"},  # right (argument-less: paper_param, the original's, says no)
+    {"id": "r5", "output": "assistantos\nmobile.home()"},  # wrong
     {"id": "r6", "output": "I am not sure."},  # unparsed
     # r7: no prediction -> unparsed, error
     {"id": "r8", "output": "assistantos\nmobile.long_press(x=0.9, y=0.1)"},  # other type, AITW tap match
@@ -155,7 +155,7 @@ def test_predictions_file_metrics_are_the_hand_computed_ones(hand_dataset, tmp_p
         "parse_rate": 6 / 8,  # r6, r7 unparsed
         "type_accuracy": 4 / 8,  # r1 r2 r3 r4
         "param_accuracy": 2 / 8,  # r1 r4
-        "paper_param_accuracy": 4 / 8,  # r1 r4 r5 r8
+        "paper_param_accuracy": 2 / 8,  # r1 r8 (argument-less calls never match in the original's reading)
         "action_match_accuracy": 5 / 8,  # r1 r2 r3 r4 r8
         "step_success": 4 / 8,  # r1 r2 r4 r8
         "num_errors": 1,  # r7
@@ -179,7 +179,7 @@ def test_predictions_file_metrics_are_the_hand_computed_ones(hand_dataset, tmp_p
     )  # fmt: skip
     assert metrics["per_type"]["back"] == pytest.approx(
         {"num_samples": 2, "parse_rate": 1.0, "type_accuracy": 0.5, "param_accuracy": 0.5,
-         "paper_param_accuracy": 1.0, "action_match_accuracy": 0.5, "step_success": 0.5}
+         "paper_param_accuracy": 0.0, "action_match_accuracy": 0.5, "step_success": 0.5}
     )  # fmt: skip
     for action_type in ("open_app", "terminate"):
         assert metrics["per_type"][action_type] == {"num_samples": 1, "parse_rate": 0.0, **dict.fromkeys(METRICS, 0.0)}

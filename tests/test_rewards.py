@@ -337,25 +337,36 @@ def test_text_f1(case, completion, solution, expected):
 # ------------------------------------------------------------------------- R1-V-GUI-Agent's rewards, bugs kept
 
 R1V_ACCURACY_CASES = [
-    # (id, completion, solution, expected): 0.5 for the name text + 0.5 for the argument text
+    # (id, completion, solution, expected): 0.5 when the name texts are equal, plus 0.5 when the argument texts are
     # the same call after the os marker
     ("exact", "Action: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", f"<answer>{CLICK}</answer>", 1.0),
     # text, not values: 0.50 is another argument text (accuracy calls it exact)
     ("trailing-zero", "pyautogui.click(x=0.50, y=0.5)", CLICK, 0.5),
     # spaces inside the parentheses are text too
     ("spaces", "pyautogui.click( x=0.5, y=0.5 )", CLICK, 0.5),
-    # a long press at the right point: the arguments match, the name does not
-    ("other-name", "mobile.long_press(x=0.5, y=0.5)", CLICK, 0.5),
+    # another name scores 0 whatever the arguments: a long press, a double click or a tap at the right point
+    ("other-name", "mobile.long_press(x=0.5, y=0.5)", CLICK, 0.0),
+    ("double-click", "pyautogui.doubleClick(x=0.5, y=0.5)", CLICK, 0.0),
+    ("tap-for-long-press", "pyautogui.tap(x=0.5, y=0.5)", "mobile.long_press(x=0.5, y=0.5)", 0.0),
     # the original's bug: an argument-less call finds no call, so a right back scores 0
     ("back-bug", "assistantos\nmobile.back()", "<answer>mobile.back()</answer>", 0.0),
     # ... and so does anything against an argument-less ground truth
     ("home-for-back", "mobile.home()", "mobile.back()", 0.0),
     # the first ")" ends the arguments: both read "message='smile :", the texts after it are not compared
     ("smile", "pyautogui.write(message='smile :) no')", "pyautogui.write(message='smile :) ok ')", 1.0),
-    # a space after the marker becomes part of the name: " pyautogui.click" is not "pyautogui.click"
-    ("space-in-name", "assistantos pyautogui.click(x=0.5, y=0.5)", CLICK, 0.5),
+    # the text after the marker is stripped: a space after it is not part of the name
+    ("space-after-marker", "assistantos pyautogui.click(x=0.5, y=0.5)", CLICK, 1.0),
+    # ... but a space before "(" is
+    ("space-before-parenthesis", "pyautogui.click (x=0.5, y=0.5)", CLICK, 0.0),
+    # without a marker the whole output is read: the plan's line comes first and is the name
+    ("plan-in-name", "Action: pyautogui.click(x=0.5, y=0.5)", CLICK, 0.0),
     # the first marker counts, not the last
     ("first-marker", "assistantos\nmobile.back(x)\nassistantos\npyautogui.click(x=0.5, y=0.5)", CLICK, 0.0),
+    # an <answer> spanning lines is no answer to the original (no DOTALL): the solution is read whole, and its
+    # first call is still the click on its own line
+    ("solution-lines", CLICK, f"<answer>\n{CLICK}\n</answer>", 1.0),
+    # a solution's first one-line answer counts, not a later one
+    ("first-solution-answer", CLICK, f"<answer>{CLICK}</answer><answer>mobile.back(x)</answer>", 1.0),
     # prose without a call
     ("prose", "I would tap the clock.", CLICK, 0.0),
     # no ground truth
@@ -374,11 +385,15 @@ R1V_FORMAT_CASES = [
     # (id, completion, expected)
     # decoded Aguvis output never starts with "content:": 0, which is why the original's format reward stayed 0
     ("aguvis-decoded", "Thought: tap it\nAction: tap\nassistantos\npyautogui.click(x=0.5, y=0.5)", 0.0),
-    # the one shape it accepts: "content:" first, then Thought, Action and the marker on one line
+    # "content:" first, then Thought, Action and the marker, on one line ...
     ("content-one-line", "content: Thought: t Action: a assistantos pyautogui.click(x=0.5, y=0.5)", 0.5),
-    # no DOTALL: across lines "." stops at the newline, so the same text on several lines is 0
-    ("content-lines", "content: Thought: t\nAction: a\nassistantos\npyautogui.click(x=0.5, y=0.5)", 0.0),
-    # re.match: only at the start
+    # ... or on several (re.DOTALL)
+    ("content-lines", "content: Thought: t\nAction: a\nassistantos\npyautogui.click(x=0.5, y=0.5)", 0.5),
+    # the code after the marker may be anything, even nothing
+    ("nothing-after-marker", "content:Thought:Action:assistantos", 0.5),
+    # the three in another order
+    ("out-of-order", "content: Action: a Thought: t assistantos", 0.0),
+    # a full match: only at the start
     ("content-later", "x content: Thought: t Action: a assistantos", 0.0),
     # conversational completions are read by their content
     ("conversational", [{"role": "assistant", "content": "content: Thought: t Action: a assistantos"}], 0.5),
@@ -522,7 +537,7 @@ GUIR1_FORMAT_CASES = [
     ("scroll-no-direction", guir1_answer("scroll"), 0.0),
     # JSON spelling is read too
     ("json", '<think>t</think><answer>[{"action": "click", "point": [1, 2], "input_text": "x"}]</answer>', 1.0),
-    # r1_gui never evaluates code: a call is not a literal (GUI-R1's eval would run it)
+    # r1_gui never runs model output: a call scores as eval raising (GUI-R1's eval runs it: a documented exception)
     ("code-not-run", "<think>t</think><answer>[dict(action='click', point=[1, 2], input_text='x')]</answer>", 0.0),
     # no think
     ("no-think", "<answer>[{'action': 'click', 'point': [1, 2], 'input_text': 'x'}]</answer>", 0.0),

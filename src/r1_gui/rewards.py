@@ -33,25 +33,24 @@ from r1_gui.actions import (
     COORDINATE_SYSTEMS,
     COORDINATE_TOLERANCE,
     Action,
+    coordinate_scale,
     coordinate_tolerance,
     extract_action,
-    parse_action,
     read_bbox,
 )
 from r1_gui.actions.completion import (
-    answer_content,
     completion_text,
-    guir1_answer,
     original_call,
     original_format_matches,
+    original_solution_call,
     styled_action,
 )
 from r1_gui.actions.core import is_number
-from r1_gui.actions.guir1 import NO_TEXT, read_literal
+from r1_gui.actions.guir1 import NO_TEXT, guir1_ground_truth
 from r1_gui.episode_rewards import EPISODE_REWARD_NEEDS, EPISODE_REWARDS
 from r1_gui.prompts import PROMPT_STYLES
 from r1_gui.scoring import click_distance_score, click_gaussian_score, score_pair, text_f1_score
-from r1_gui.scoring.guir1 import guir1_accuracy_score
+from r1_gui.scoring.guir1 import guir1_accuracy_score, guir1_format_score
 
 logger = logging.getLogger(__name__)
 
@@ -261,115 +260,113 @@ def text_f1_reward(
     return _score(rows, lambda pred, gt, box, tolerance: text_f1_score(pred, gt), missing=None)
 
 
-# ----------------------------------------------------------- R1-V-GUI-Agent's own rules, reproduced exactly
+# ------------------------------------------------------------------ the peers' own rewards, reproduced exactly
 
-# The original reads a model output on its own terms, not with ``extract_action``: ``original_call`` and
-# ``original_format_matches`` (r1_gui.actions.completion) reproduce its reading, quirks included.
+# A reward named after a peer returns what the peer's own function returns on every input, its bugs included
+# (tests/test_peer_rewards.py holds values produced by running the peers' code); r1_gui's corrected rewards are
+# the ones above. The peers' readings of a completion live in r1_gui.actions.completion (``original_*``,
+# ``guir1_*``), their comparisons in r1_gui.scoring.guir1. Where r1_gui's inputs or contract cannot match the peer,
+# the README's "Peers' metrics and rewards" lists it: it never raises where the peer would, and it never runs
+# model output (``python_value``).
+
+
+def _r1v_content(completion: Any) -> Any:
+    """What R1-V-GUI-Agent's rewards read of a completion: ``completion[0]["content"]`` of a conversational one
+    (the first message, whatever its role), or a plain string itself (where the peer, given one, raises)."""
+    if isinstance(completion, str):
+        return completion
+    try:
+        return completion[0]["content"]
+    except Exception:  # the peer raises here; "never raises" reads no content instead
+        return None
 
 
 def r1v_accuracy_reward(
     completions=None, solution=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
-    """R1-V-GUI-Agent's accuracy reward, bugs included: 0.5 when the call's name text equals the ground truth's
-    + 0.5 when its argument text does, both read with ``original_call`` (text, not values); 0 when either side has
-    no call, so argument-less actions (``mobile.back()``) always score 0. ``accuracy`` is the fixed version.
-    Example: gt ``pyautogui.click(x=0.5, y=0.5)``, pred ``pyautogui.click(x=0.50, y=0.5)`` -> 0.5."""
+    """R1-V-GUI-Agent's accuracy reward (its grpo_gui.py accuracy_reward), bugs included: the first call of the
+    output (``original_call``: after the first "assistantos", ``(.+?)\\((.+?)\\)``) against the first call of the
+    solution (``original_solution_call``); 0.5 when the name texts are equal, plus 0.5 when the argument texts are
+    too, and 0 when the names differ (whatever the arguments) or either side has no call, so argument-less actions
+    (``mobile.back()``) always score 0. ``accuracy`` is the fixed version.
+    Example: gt ``pyautogui.click(x=0.5, y=0.5)``, pred ``pyautogui.click(x=0.50, y=0.5)`` -> 0.5;
+    pred ``mobile.long_press(x=0.5, y=0.5)`` -> 0.0."""
     if not isinstance(completions, (list, tuple)):
         return []
     scores: list[float | None] = []
     for index, completion in enumerate(completions):
-        try:
-            truth = answer_content(_row_value(solution, index, lambda v: isinstance(v, str)))
-            pred, gt = original_call(completion_text(completion)), original_call(truth)
-            scores.append(0.0 if pred is None or gt is None else 0.5 * (pred[0] == gt[0]) + 0.5 * (pred[1] == gt[1]))
-        except Exception:  # "never raises"
+        pred = original_call(_r1v_content(completion))
+        gt = original_solution_call(_row_value(solution, index, lambda v: isinstance(v, str)))
+        if pred is None or gt is None or pred[0] != gt[0]:
             scores.append(0.0)
+        else:
+            scores.append(1.0 if pred[1] == gt[1] else 0.5)
     return scores
 
 
 def r1v_format_reward(
     completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
-    """R1-V-GUI-Agent's format reward, bug included: 0.5 when ``re.match`` of
-    ``content:\\s*.*?Thought:.*?Action:.*?assistantos`` (no flags) finds the output's start, else 0. Decoded
-    Aguvis output never starts with "content:", so in the original run it was always 0. ``format`` is r1_gui's.
-    Example: "Thought: t\\nAction: a\\nassistantos\\nmobile.back()" -> 0.0."""
+    """R1-V-GUI-Agent's format reward (its grpo_gui.py format_reward): 0.5 when ``original_format_matches`` (the
+    output starts with "content:" and holds "Thought:", "Action:", "assistantos" after it, in this order), else 0.
+    Decoded Aguvis output never starts with "content:", so in the original run it was always 0. ``format`` is
+    r1_gui's. Example: "Thought: t\\nAction: a\\nassistantos\\nmobile.back()" -> 0.0;
+    "content: Thought: t\\nAction: a\\nassistantos" -> 0.5."""
     if not isinstance(completions, (list, tuple)):
         return []
-    scores: list[float | None] = []
-    for completion in completions:
-        scores.append(0.5 if original_format_matches(completion_text(completion)) else 0.0)
-    return scores
-
-
-# ---------------------------------------------------------------------- GUI-R1's own rules, reproduced exactly
-
-GUIR1_NEEDS_TEXT = ("type", "select", "open_app")  # the names whose input_text must not be the placeholder
+    return [0.5 if original_format_matches(_r1v_content(completion)) else 0.0 for completion in completions]
 
 
 def guir1_accuracy_reward(
     completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
-    """GUI-R1's accuracy reward (``guir1_accuracy_score``) on the content of the completion's first
-    ``<answer>...</answer>``, read with r1_gui's GUI-R1 parser (``parse_action(..., "guir1")``, points in
-    ``coordinates``, pixels of ``screen_size`` by default) instead of GUI-R1's regexes; the ground truth is the
-    row's ``solution`` and ``bbox``. Example: gt click (0.5, 0.5) on 448x1036, pred
-    "<answer>[{'action': 'click', 'point': [300, 518], 'input_text': 'no input text'}]</answer>" -> 1.0 (76 px).
-    """
+    """GUI-R1's accuracy reward (its r1gui.py r1gui_accuracy_reward, ``guir1_accuracy_score``) on the completion
+    and the ground truth GUI-R1's dataset would build from the row (``guir1_ground_truth``: the action's GUI-R1
+    name, the row's ``bbox`` or the action's point times ``screen_size``, in the units of ``coordinates``, pixels
+    by default; its input text). None for a click ground truth without the size to express it in pixels.
+    Example: gt click (0.5, 0.5) on 448x1036, pred
+    "<answer>[{'action': 'click', 'point': [300, 518], 'input_text': 'no input text'}]</answer>" -> 1.0 (76 px);
+    the same answer in JSON (double quotes) -> 0.0."""
     if not isinstance(completions, (list, tuple)):
         return []
     scores: list[float | None] = []
     for index, completion in enumerate(completions):
         try:
             gt = extract_action(_row_value(solution, index, lambda v: isinstance(v, str)), coordinates="normalized")
-            size = _row_value(screen_size, index, _is_single_pair)
-            answer = answer_content(completion_text(completion), whole_without_tags=False)
-            pred = None if answer is None else parse_action(answer, "guir1", coordinates=coordinates, image_size=size)
-            score = 0.0 if gt is None else guir1_accuracy_score(pred, gt, _row_bbox(bbox, index), size)
-            scores.append(_clean(score, 0.0))
+            if gt is None:
+                scores.append(0.0)
+                continue
+            truth = guir1_ground_truth(gt, _guir1_scale(coordinates, screen_size, index), _row_bbox(bbox, index))
+            if truth["action"] == "click" and truth["gt_bbox"] is None:
+                scores.append(None)  # GUI-R1 measures a click in pixels, and there is no screen size
+                continue
+            scores.append(_clean(guir1_accuracy_score(completion_text(completion), truth), 0.0))
         except Exception:  # "never raises"
             scores.append(0.0)
     return scores
 
 
-def _guir1_entry_ok(entry: Any) -> bool:
-    """GUI-R1's check of one answer entry: a dict with action (a string), point (its first two items ints),
-    input_text (a string, not the placeholder for type / select / open_app, a direction for scroll)."""
-    if not isinstance(entry, dict) or any(key not in entry for key in ("action", "point", "input_text")):
-        return False
-    name, point, text = entry["action"], entry["point"], entry["input_text"]
+def _guir1_scale(coordinates: str | None, screen_size: Any, index: int) -> tuple[float, float] | None:
+    """The units GUI-R1's ground truth is written in for row ``index``: the size of the model's coordinate grid,
+    pixels of ``screen_size`` by default; None for pixels without a size."""
     try:
-        first, second = point[0], point[1]
-    except Exception:  # GUI-R1 indexes whatever it got; what cannot be indexed fails its check
-        return False
-    if not isinstance(name, str) or not (isinstance(first, int) and isinstance(second, int)):
-        return False
-    if not isinstance(text, str) or (name in GUIR1_NEEDS_TEXT and text == NO_TEXT):
-        return False
-    return name != "scroll" or text in ("left", "right", "up", "down")
+        return coordinate_scale(coordinates or "pixels", _row_value(screen_size, index, _is_single_pair))
+    except ValueError:
+        return None
 
 
 def guir1_format_reward(
     completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
-    """GUI-R1's format reward: 1.0 when the whole completion is ``<think>...</think>`` then ``<answer>...</answer>``
-    (whitespace between them only) and the first answer's content, read as a literal by r1_gui's reader
-    (``read_literal``: JSON or ``ast.literal_eval``, never ``eval``), is a list (empty included) whose every entry
-    passes ``_guir1_entry_ok``; else 0.0. Example:
+    """GUI-R1's format reward (its r1gui.py r1gui_format_reward, ``guir1_format_score``): 1.0 when the whole
+    completion is ``<think>...</think>``, whitespace, ``<answer>...</answer>`` and the first answer's content,
+    valued as ``eval`` would value it (``python_value``: never run), is a list whose every entry passes GUI-R1's
+    checks; else 0.0. Example:
     "<think>t</think><answer>[{'action': 'type', 'point': [-100, -100], 'input_text': 'no input text'}]</answer>"
     -> 0.0 (a type needs real text)."""
     if not isinstance(completions, (list, tuple)):
         return []
-    scores: list[float | None] = []
-    for completion in completions:
-        try:
-            answer = guir1_answer(completion_text(completion))
-            entries = read_literal(answer) if answer is not None else None
-            ok = isinstance(entries, list) and all(_guir1_entry_ok(entry) for entry in entries)
-            scores.append(1.0 if ok else 0.0)
-        except Exception:  # "never raises"; an answer that is not a literal fails GUI-R1's check too
-            scores.append(0.0)
-    return scores
+    return [guir1_format_score(completion_text(completion)) for completion in completions]
 
 
 REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {

@@ -9,19 +9,29 @@ may carry (``OS_MARKERS``, ``PLAN_CHANNELS``, ``END_TOKENS`` and the tag pairs).
   gives the same code: the full table reads exactly as the two short markers alone.
 - ``styled_action`` (the ``format`` rewards): the completion written exactly in one prompt style. The Aguvis style
   splits plan from code at the last marker, longest first, so ``<|im_start|>assistant`` never counts as plan.
-- ``original_call``, ``original_format_matches`` (R1-V-GUI-Agent's rewards and ``paper_param_match``): the
-  original's own reading, quirks included: only ``ORIGINAL_MARKER`` ("assistantos"), and its first occurrence.
-- ``answer_content``, ``guir1_answer`` (GUI-R1's rewards, the dataset's ``solution``): the first ``<answer>``.
+- ``original_call``, ``original_solution_call``, ``original_format_matches`` (R1-V-GUI-Agent's rewards and
+  ``paper_param_match``): the original's own reading, quirks included: only ``ORIGINAL_MARKER`` ("assistantos"),
+  its first occurrence, and its regexes (matched in linear time by ``r1_gui.actions.peer_patterns``).
+- ``answer_content``, ``guir1_answer``, ``guir1_prediction`` (GUI-R1's rewards): its reading of the first
+  ``<answer>``, again with its own regexes.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from .core import Action
 from .parse import parse_action
+from .peer_patterns import (
+    GUIR1_ACTION,
+    GUIR1_INPUT_TEXT,
+    first_call,
+    guir1_outer_fullmatch,
+    guir1_point,
+    r1v_format_fullmatch,
+    tag_content,
+)
 
 # The os channel of Aguvis output as decoded with or without special tokens: the action code follows it.
 OS_MARKERS = ("<|im_start|>assistant<|recipient|>os", "<|recipient|>os", "assistantos")
@@ -36,13 +46,9 @@ ACTION_TAGS = (TOOL_CALL_TAGS, ANSWER_TAGS)  # tags whose content ``extract_acti
 # R1-V-GUI-Agent reads the text after the *first* "assistantos" (the whole output without one).
 ORIGINAL_MARKER = "assistantos"
 MAX_CANDIDATES = 256  # parse attempts per completion, from its end: bounds the cost of hostile input
-
-_ANSWER = re.compile(re.escape(ANSWER_TAGS[0]) + r"(.*?)" + re.escape(ANSWER_TAGS[1]), re.DOTALL)
-_GUIR1_OUTER = re.compile(r"<think>.*?</think>\s*<answer>.*?</answer>", re.DOTALL)
-# The original's call regex needs a non-empty argument list; the fixed one lets the argument group be empty.
-_ORIGINAL_CALL = re.compile(r"(.+?)\((.+?)\)")
-_FIXED_CALL = re.compile(r"(.+?)\((.*?)\)")
-_ORIGINAL_FORMAT = re.compile(r"content:\s*.*?Thought:.*?Action:.*?" + ORIGINAL_MARKER)
+MAX_PARSED_CHARS = 200_000  # characters parsed per completion, from its end: the same for very long candidates
+# What GUI-R1's accuracy reads when the answer has no action, no input text, no point (its r1gui.py).
+GUIR1_NO_ACTION, GUIR1_NO_INPUT_TEXT, GUIR1_NO_COORD = "no action", "no input text", (0, 0, 0, 0)
 
 
 # ------------------------------------------------------------------------------------------ completion text
@@ -98,7 +104,8 @@ def _line_variants(line: str) -> list[tuple[int, str]]:
 
 
 def _candidates(text: str) -> list[tuple[int, int, str]]:
-    """(end position, priority, text) of every tag content and every line; str.find only, so linear time."""
+    """(end position, priority, text) of every tag content and of the last lines that can hold an action (enough
+    for ``MAX_CANDIDATES`` tries); str.find / rfind only, so linear time."""
     found: list[tuple[int, int, str]] = []
     for open_tag, close_tag in ACTION_TAGS:
         start = text.find(open_tag)
@@ -110,11 +117,31 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
                 break
             found.append((end + len(close_tag), 2, text[body:end]))
             start = text.find(open_tag, end + len(close_tag))
-    position = 0
-    for line in text.split("\n"):
-        position += len(line)
-        found.extend((position, priority, variant) for priority, variant in _line_variants(line))
-        position += 1
+    return found + _line_candidates(text)
+
+
+_CLOSERS = (")", "]", "}")
+_LAST_CHARS = (*_CLOSERS, "`", ">")  # what a line that can hold an action ends with, before cleaning
+
+
+def _line_candidates(text: str) -> list[tuple[int, int, str]]:
+    """(end position, priority, text) of the lines that can hold an action, from the last one back until there are
+    ``MAX_CANDIDATES``: only lines holding a ")", "]" or "}" are looked at (the last of each is kept, so each scan
+    backwards covers new text only), and a line whose last character is none of ``_LAST_CHARS`` is skipped."""
+    found: list[tuple[int, int, str]] = []
+    last = {closer: text.rfind(closer) for closer in _CLOSERS}
+    while len(found) < MAX_CANDIDATES:
+        closing = max(last.values())
+        if closing < 0:
+            break
+        start, end = text.rfind("\n", 0, closing) + 1, text.find("\n", closing)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if line.rstrip()[-1:] in _LAST_CHARS:
+            found.extend((end, priority, variant) for priority, variant in _line_variants(line))
+        for closer, position in last.items():
+            if position >= start:
+                last[closer] = text.rfind(closer, 0, start)
     return found
 
 
@@ -129,16 +156,20 @@ def extract_action(
     Candidates are the contents of ``<tool_call>...</tool_call>`` and ``<answer>...</answer>`` and every line
     (from its last os-channel marker of ``OS_MARKERS`` on, trailing end-of-turn tokens and backticks removed, so the
     code of the Aguvis os channel is found); each is parsed with ``format="auto"`` and the last one that parses
-    wins (at most ``MAX_CANDIDATES`` tries, from the end). ``completion`` may be a string or a TRL conversational
-    completion. Example: ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a
-    click.
+    wins (at most ``MAX_CANDIDATES`` tries and ``MAX_PARSED_CHARS`` characters, from the end: an action only hostile
+    text could hide, in linear time). ``completion`` may be a string or a TRL conversational completion. Example:
+    ``extract_action("Action: tap OK\\nassistantos\\npyautogui.click(x=0.5, y=0.9)")`` is a click.
     """
     try:
         text = completion_text(completion)
         if text is None:
             return None
         candidates = sorted(_candidates(text), key=lambda c: (c[0], c[1]), reverse=True)
+        parsed = 0
         for _, _, candidate in candidates[:MAX_CANDIDATES]:
+            parsed += len(candidate)
+            if parsed > MAX_PARSED_CHARS and parsed > len(candidate):  # the first candidate is always tried
+                return None
             action = parse_action(candidate, "auto", coordinates=coordinates, image_size=image_size)
             if action is not None:
                 return action
@@ -239,45 +270,99 @@ def styled_action(
 
 
 def answer_content(text: Any, *, whole_without_tags: bool = True) -> str | None:
-    """The stripped content of the first ``<answer>...</answer>`` of ``text``; without the tags the whole stripped
-    text (a ``solution`` written bare), or None when ``whole_without_tags`` is False.
+    """The stripped content of the first ``<answer>...</answer>`` of ``text`` (GUI-R1's
+    ``re.search(r"<answer>(.*?)</answer>", text, re.DOTALL)``); without the tags the whole stripped text (a
+    ``solution`` written bare), or None when ``whole_without_tags`` is False.
     Example: ``answer_content("<answer>mobile.back()</answer>") == "mobile.back()"``."""
     if not isinstance(text, str):
         return None
-    match = _ANSWER.search(text)
-    if match is None:
+    content = tag_content(text, *ANSWER_TAGS, dotall=True)
+    if content is None:
         return text.strip() if whole_without_tags else None
-    return match.group(1).strip()
+    return content.strip()
 
 
 def guir1_answer(text: Any) -> str | None:
-    """GUI-R1's format reading: the first answer's content when the whole ``text`` is ``<think>...</think>`` then
-    ``<answer>...</answer>`` (whitespace between them only), else None.
-    Example: ``guir1_answer("<think>t</think> <answer>[]</answer>") == "[]"``."""
-    if not isinstance(text, str) or _GUIR1_OUTER.fullmatch(text) is None:
+    """GUI-R1's format reading (its r1gui_format_reward): the first answer's stripped content when the whole
+    ``text`` fullmatches ``<think>.*?</think>\\s*<answer>.*?</answer>`` (DOTALL), else None. An end-of-turn token or
+    a newline after ``</answer>`` fails, an empty ``<think></think>`` passes, and the first ``<answer>`` may sit inside
+    the think part. Example: ``guir1_answer("<think>t</think> <answer>[]</answer>") == "[]"``."""
+    if not isinstance(text, str) or not guir1_outer_fullmatch(text):
         return None
     return answer_content(text)
 
 
-def original_call(text: Any, *, empty_arguments: bool = False) -> tuple[str, str] | None:
-    """(name text, argument text) of the first call in a model output, read exactly as R1-V-GUI-Agent's
-    eval/test_aitw.py reads it, or None: the text after the first ``assistantos`` (or all of it), then the first
-    match of ``(.+?)\\((.+?)\\)``, both groups as they are (no stripping). ``empty_arguments=True`` is the
-    argument-less fix: the argument group may be empty, ``(.+?)\\((.*?)\\)``. This is deliberately not
-    ``extract_action``: it reproduces the original's reading, quirks included.
+def guir1_prediction(text: Any) -> tuple[str, str, tuple[int, ...]]:
+    """(action, input_text, point) as GUI-R1's accuracy reward reads them from a completion (r1gui.py's
+    extract_action, extract_input_text, extract_coord), quirks included: in the first answer's stripped content,
+    the first ``'action':\\s*'(\\w+)'`` (single quotes only: a JSON answer has no action), the first
+    ``'input_text':\\s*'(.*?)'`` (ending at the next quote, an apostrophe included), and the point of
+    ``\\{.*\\[(\\d+),\\s*(\\d+)]\\s*.*\\}`` (the last "[x, y]" of the line of the first "{", non-negative
+    integers only; more digits than Python's int() reads, 4,300, give none). What is missing reads as
+    ``GUIR1_NO_ACTION``, ``GUIR1_NO_INPUT_TEXT``, ``GUIR1_NO_COORD``; a non-string raises TypeError as there.
+    Example: ``guir1_prediction("<answer>[{'action': 'click', 'point': [3, 4], 'input_text': 'no input text'}]"
+    "</answer>") == ("click", "no input text", (3, 4))``."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a string completion, got {type(text).__name__}")
+    answer = answer_content(text, whole_without_tags=False)
+    if answer is None:
+        return GUIR1_NO_ACTION, GUIR1_NO_INPUT_TEXT, GUIR1_NO_COORD
+    action, input_text = GUIR1_ACTION.search(answer), GUIR1_INPUT_TEXT.search(answer)
+    point = guir1_point(answer)
+    try:
+        coord = GUIR1_NO_COORD if point is None else (int(point[0]), int(point[1]))
+    except ValueError:  # more digits than int() converts
+        coord = GUIR1_NO_COORD
+    return (
+        GUIR1_NO_ACTION if action is None else action.group(1),
+        GUIR1_NO_INPUT_TEXT if input_text is None else input_text.group(1),
+        coord,
+    )
 
-    Examples: ``"Action: tap\\nassistantos\\npyautogui.click( x=0.1 )"`` -> ("pyautogui.click", " x=0.1 ");
-    ``"mobile.back()"`` -> None, or ("mobile.back", "") with ``empty_arguments``;
-    ``"pyautogui.write(message='smile :) ok ')"`` -> ("pyautogui.write", "message='smile :") (the first ")").
-    """
+
+def original_answer(text: Any) -> str | None:
+    """R1-V-GUI-Agent's reading of a model output (its accuracy reward and eval/test_aitw.py): the text after the
+    first ``ORIGINAL_MARKER``, or all of it without one, stripped. Example: ``original_answer("Action: tap\\n"
+    "assistantos pyautogui.click(x=0.1)") == "pyautogui.click(x=0.1)"``."""
     if not isinstance(text, str):
         return None
     _, marker, after = text.partition(ORIGINAL_MARKER)
-    match = (_FIXED_CALL if empty_arguments else _ORIGINAL_CALL).search(after if marker else text)
-    return None if match is None else (match.group(1), match.group(2))
+    return (after if marker else text).strip()
+
+
+def original_solution(solution: Any) -> str | None:
+    """R1-V-GUI-Agent's reading of the dataset's ``solution``: the stripped content of the first
+    ``<answer>...</answer>`` held on one line (``re.search`` without DOTALL), else the whole stripped text (where
+    its eval script, given no tags, would crash). Example: ``original_solution("<answer>\\nmobile.back()\\n"
+    "</answer>")`` is the whole text stripped: the tags span lines."""
+    if not isinstance(solution, str):
+        return None
+    content = tag_content(solution, *ANSWER_TAGS, dotall=False)
+    return (solution if content is None else content).strip()
+
+
+def original_call(text: Any) -> tuple[str, str] | None:
+    """(name text, argument text) of the first call in a model output, read exactly as R1-V-GUI-Agent reads it,
+    or None: ``original_answer``, then the first match of ``(.+?)\\((.+?)\\)`` (one line; both groups kept as
+    they are, spaces included; ``peer_patterns.first_call``). Argument-less calls (``mobile.back()``) never match,
+    and the arguments end at the first ")" at least one character after the "(".
+
+    Examples: ``"Action: tap\\nassistantos\\npyautogui.click( x=0.1 )"`` -> ("pyautogui.click", " x=0.1 ");
+    ``"mobile.back()"`` -> None; ``"pyautogui.write(message='smile :) ok ')"`` -> ("pyautogui.write",
+    "message='smile :"); ``"mobile.back() or home()"`` -> ("mobile.back", ") or home(")."""
+    answer = original_answer(text)
+    return None if answer is None else first_call(answer)
+
+
+def original_solution_call(solution: Any) -> tuple[str, str] | None:
+    """``original_call``'s reading of the dataset's ``solution`` (``original_solution``, no marker), or None."""
+    truth = original_solution(solution)
+    return None if truth is None else first_call(truth)
 
 
 def original_format_matches(text: Any) -> bool:
-    """R1-V-GUI-Agent's format check, bug included: ``re.match`` of
-    ``content:\\s*.*?Thought:.*?Action:.*?assistantos`` (no flags) at the start of ``text``."""
-    return isinstance(text, str) and _ORIGINAL_FORMAT.match(text) is not None
+    """R1-V-GUI-Agent's format check: ``re.fullmatch`` of
+    ``content:\\s*(.*?)\\s*Thought:\\s*(.*?)\\s*Action:\\s*(.*?)\\s*assistantos\\s*(.*)`` with DOTALL, i.e. the text
+    starts with "content:" and holds "Thought:", "Action:" and "assistantos" after it in this order
+    (``peer_patterns.r1v_format_fullmatch``). Decoded Aguvis output never starts with "content:"."""
+    return isinstance(text, str) and r1v_format_fullmatch(text)

@@ -15,7 +15,8 @@ Mapping (GUI-R1 name -> canonical type); the desktop names follow GUI-R1's deskt
 - scroll -> scroll (``input_text`` = up/down/left/right, the content direction as in ``pyautogui.scroll``;
   a non-negative ``point`` is where to scroll)
 - press_back, press_home -> back, home
-- enter, press_enter -> press ("enter",); any other ``press_<key>`` -> press (key,)
+- enter, press_enter -> press ("enter",) (written "enter", GUI-R1's name); any other ``press_<key>`` -> press
+  (key,)
 - press, hotkey (ext) -> press, hotkey with ``input_text`` keys joined by "+" (e.g. 'ctrl+c')
 - wait (ext) -> wait (``input_text`` seconds, optional)
 - complete, impossible -> terminate success, failure (also ``terminate`` with input_text success/failure)
@@ -180,6 +181,32 @@ def _format_point(x: float, y: float, coordinates: str, image_size: Sequence[flo
     return f"[{a}, {b}]"
 
 
+def guir1_ground_truth(
+    action: Action, scale: Sequence[float] | None, bbox: Sequence[float] | None = None
+) -> dict[str, Any]:
+    """GUI-R1's ground truth for ``action``, as its dataset.py builds the JSON its accuracy reward reads:
+    {"action": ``guir1_name``, "gt_bbox": the normalized target box [x1, y1, x2, y2] (``bbox``) or else the point
+    [x, y] times ``scale`` (x by its width, y by its height: pixels of the screenshot the model saw for GUI-R1),
+    "input_text": the format's text ("no input text" when none; a scroll's direction)}. An action without a point
+    or box gets GUI-R1's [-100, -100] placeholder; a swipe its start and end point (this project's extension);
+    with ``scale`` None, gt_bbox is None where it needs one. ValueError for an action the format cannot express.
+    Example: ``guir1_ground_truth(Action("click", x=0.5, y=0.25), (448, 1036))`` ->
+    {"action": "click", "gt_bbox": [224.0, 259.0], "input_text": "no input text"}."""
+    name, text = _name_and_text(action)
+    if bbox is not None:
+        corners = [bbox[0], bbox[1], bbox[2], bbox[3]]
+    elif action.type == "swipe":
+        corners = [action.x, action.y, action.x2, action.y2]
+    elif action.point is not None:
+        corners = [action.x, action.y]
+    else:
+        return {"action": name, "gt_bbox": [float(v) for v in GUIR1_NO_POINT], "input_text": text}
+    if scale is None:
+        return {"action": name, "gt_bbox": None, "input_text": text}
+    gt_bbox = [value * scale[index % 2] for index, value in enumerate(corners)]  # as dataset.py: gt_bbox[0] *= x
+    return {"action": name, "gt_bbox": gt_bbox, "input_text": text}
+
+
 def guir1_name(action: Action) -> str | None:
     """The GUI-R1 action name ``format_guir1`` writes for ``action`` (e.g. "press_back", "complete"), or None when
     the format cannot express it. Example: ``guir1_name(Action("terminate", status="failure")) == "impossible"``."""
@@ -207,7 +234,7 @@ def _name_and_text(action: Action) -> tuple[str, str]:
         (key, *more) = action.keys
         if more or not _SIMPLE_KEY.fullmatch(key) or key.lower() in ("back", "home"):
             return "press", "+".join(action.keys)
-        return f"press_{key}", NO_TEXT
+        return ("enter" if key.lower() == "enter" else f"press_{key}"), NO_TEXT  # GUI-R1's own name for Enter
     if kind == "terminate":
         return ("complete" if action.status == "success" else "impossible"), NO_TEXT
     if kind == "wait":

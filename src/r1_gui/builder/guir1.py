@@ -14,7 +14,6 @@ is its centre and it becomes the bbox column.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import os
@@ -25,7 +24,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from r1_gui.actions import Action, format_action, parse_action
-from r1_gui.actions.guir1 import GUIR1_NO_POINT
+from r1_gui.actions.guir1 import guir1_ground_truth
 from r1_gui.actions.guir1_rows import action_and_box
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 
@@ -185,13 +184,6 @@ def guir1_row(example: Example, image_bytes: bytes) -> dict:
 
 def guir1_fields(action: Action, width: float, height: float) -> tuple[str, list[float], str]:
     """(gt_action, gt_bbox, gt_input_text) of an action as a GUI-R1 row writes them, gt_bbox in pixels of a
-    width x height screenshot: a swipe's start and end point (this project's extension), another action's point,
-    else GUI-R1's point for none (``GUIR1_NO_POINT``)."""
-    entry = ast.literal_eval(format_action(action, "guir1", coordinates="normalized"))[0]
-    if action.type == "swipe":
-        gt_bbox = [action.x * width, action.y * height, action.x2 * width, action.y2 * height]
-    elif action.point is not None:
-        gt_bbox = [action.x * width, action.y * height]
-    else:
-        gt_bbox = [float(v) for v in GUIR1_NO_POINT]
-    return entry["action"], gt_bbox, entry["input_text"]
+    width x height screenshot (``r1_gui.actions.guir1.guir1_ground_truth``, without a target box)."""
+    truth = guir1_ground_truth(action, (width, height))
+    return truth["action"], truth["gt_bbox"], truth["input_text"]

@@ -17,7 +17,7 @@ Writes OUTPUT_DIR/predictions.jsonl (one line per sample, appended batch by batc
 the model's files, the dataset split's rows and the settings are unchanged, refuses otherwise; --overwrite restarts),
 metrics.json, report.md (tables, unparsed outputs, gallery/ of annotated screenshots) and run_config.json, and
 prints the metric tables. Metrics: type_accuracy, param_accuracy, paper_param_accuracy (the original
-R1-V-GUI-Agent comparison, argument-less bug fixed), action_match_accuracy (AITW rules), step_success, parse_rate,
+R1-V-GUI-Agent comparison, exactly, bugs included), action_match_accuracy (AITW rules), step_success, parse_rate,
 each per ground-truth action type, and the confusion matrix of action types.
 """
 

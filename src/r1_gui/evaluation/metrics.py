@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from r1_gui.actions import ACTION_TYPES, Action, answer_content, extract_action, format_action, original_call
+from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action, original_call
+from r1_gui.actions.completion import original_solution_call
 from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
@@ -33,38 +34,29 @@ METRICS = {
 SCORE_NAMES = tuple(METRICS.values())
 
 
-def paper_param_match(output: str | None, gt_code: str | None) -> bool:
-    """R1-V-GUI-Agent's "exact parameter" comparison (its eval/test_aitw.py), with its argument-less bug fixed.
+def paper_param_match(output: str | None, solution: str | None) -> bool:
+    """R1-V-GUI-Agent's "exact parameter" comparison, exactly as its eval/test_aitw.py computes ``para``.
 
-    Both texts are read with ``r1_gui.actions.original_call``, the original's own reading (not r1_gui's parser): the
-    text after the *first* ``assistantos`` (the whole output without one), then the first match of the call regex,
-    line by line. True when the two argument texts are equal as they are, whatever the function names: no
-    whitespace stripping, and the arguments end at the first ")".
+    The output is read with ``r1_gui.actions.original_call`` (the text after the *first* ``assistantos``, or the
+    whole output without one, stripped; then the first match of ``(.+?)\\((.+?)\\)``), the solution with
+    ``original_solution_call`` (its first one-line ``<answer>...</answer>``, else all of it). True when both have
+    a call and the two argument texts are equal as they are, whatever the function names: spaces count, the
+    arguments end at the first ")" at least one character after the "(", and argument-less calls
+    (``mobile.back()``) never match, so a right back or home scores False, as it did there. ``param_accuracy`` is
+    the well-defined metric.
 
-    The argument-less fix, and the only difference from the original: the regex's argument group may be empty,
-    ``(.+?)\\((.*?)\\)`` instead of ``(.+?)\\((.+?)\\)``. So ``mobile.back()`` reads as ("mobile.back", "")
-    where the original found no call and scored 0; and where the first "(" of the matched line is followed at once
-    by ")" the arguments are "" where the original ran on to a later ")" (``mobile.back() (x)``: "" instead of
-    ") (x"). Every call with a non-empty argument list reads exactly as in the original.
+    Examples (output, solution -> result):
 
-    It compares text, not values (``x=0.50`` is not ``x=0.5``), and is meant for Aguvis code with normalized
-    coordinates, the original setting: a mobile_use JSON call has no parentheses and never matches.
-    ``param_accuracy`` is the well-defined metric.
-
-    Examples (output, ground-truth code -> result):
-
-    - ``pyautogui.click(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True
+    - ``pyautogui.click(x=0.5, y=0.3)``, ``<answer>pyautogui.click(x=0.5, y=0.3)</answer>`` -> True
     - ``pyautogui.click( x=0.5, y=0.3 )``, ``pyautogui.click(x=0.5, y=0.3)`` -> False (text as it is)
     - ``mobile.long_press(x=0.5, y=0.3)``, ``pyautogui.click(x=0.5, y=0.3)`` -> True (the name is ignored)
-    - ``mobile.back()``, ``mobile.back()`` -> True (the original scored False: the fixed bug)
-    - ``mobile.home()``, ``mobile.back()`` -> True (empty == empty, whatever the name)
+    - ``mobile.back()``, ``mobile.back()`` -> False (no call is found: the original's bug, kept)
     - ``pyautogui.write(message='smile :) no')``, ``pyautogui.write(message='smile :) ok ')`` -> True (both
       read "message='smile :")
     - "I tap it (the blue one).\\npyautogui.click(x=0.5, y=0.3)", ``pyautogui.click(x=0.5, y=0.3)`` -> False (the
       first call is the prose's)
     """
-    pred_call = original_call(output, empty_arguments=True)
-    gt_call = original_call(gt_code, empty_arguments=True)
+    pred_call, gt_call = original_call(output), original_solution_call(solution)
     return pred_call is not None and gt_call is not None and pred_call[1] == gt_call[1]
 
 
@@ -83,13 +75,13 @@ def score_output(
     ``image_size`` is the (width, height) of the resized screenshot the model saw ("pixels" coordinates).
     The scores are ``score_pair(pred, ground_truth, bbox)`` (type_match, param_match, action_match,
     step_success) plus ``paper_param_match`` of the raw output against ``solution`` (the dataset's
-    "<answer>code</answer>", read as its code; the ground truth written as Aguvis code when absent). A None output
-    scores False everywhere.
+    "<answer>code</answer>"; the ground truth written as Aguvis code when absent). A None output scores False
+    everywhere.
     """
     prediction = extract_action(output, coordinates=coordinates, image_size=image_size) if output else None
     scores = dict(score_pair(prediction, ground_truth, bbox))
-    gt_code = answer_content(solution) if solution else format_action(ground_truth, "aguvis")
-    scores["paper_param_match"] = bool(output) and paper_param_match(output, gt_code)
+    truth = solution if solution else format_action(ground_truth, "aguvis")
+    scores["paper_param_match"] = bool(output) and paper_param_match(output, truth)
     return prediction, {name: bool(scores[name]) for name in SCORE_NAMES}
 
 

@@ -1,19 +1,29 @@
-"""GUI-R1's own comparison of a prediction with its ground truth (its accuracy reward and its evaluation scripts'
-text F1), reproduced exactly on parsed actions. ``r1_gui.rewards`` (``guir1_accuracy``) and
-``r1_gui.evaluation.guir1_eval`` (the numbers GUI-R1's scripts print) both call it.
+"""GUI-R1's own scoring rules (its verl/utils/reward_score/r1gui.py and eval scripts), reproduced exactly.
+
+``guir1_accuracy_score`` and ``guir1_format_score`` return what r1gui.py's r1gui_accuracy_reward and
+r1gui_format_reward return for the same completion and ground truth, on every input (tests/test_peer_rewards.py
+holds values produced by running them); ``guir1_text_f1`` is its text F1, which its eval scripts use too
+(``r1_gui.evaluation.guir1_eval``). The completion is read as GUI-R1 reads it (``r1_gui.actions.completion``:
+``guir1_prediction``, ``guir1_answer``), in linear time. The one departure: the format's ``eval`` of the answer is
+``python_value``, which never runs model output (its module docstring lists what it declines to value; those
+answers score as if ``eval`` had raised).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
 from r1_gui.actions import Action
-from r1_gui.actions.guir1 import guir1_name
+from r1_gui.actions.completion import guir1_answer, guir1_prediction
+from r1_gui.actions.guir1 import NO_TEXT
+from r1_gui.actions.python_literal import python_value
 
 GUIR1_CLICK_PIXELS = 140  # a click hits when its squared pixel distance is below 140 ** 2
 GUIR1_TEXT_F1 = 0.5  # type / select / scroll need a text F1 of at least this
 GUIR1_TEXT_NAMES = ("type", "select", "scroll")  # the names whose text GUI-R1 compares
-_PIXEL_DIGITS = 6  # pixel positions are rounded to 1e-6 px so that the trip through [0, 1] cannot cross a boundary
+GUIR1_NEEDS_TEXT = ("type", "select", "open_app")  # the names whose input_text must not be the placeholder
+GUIR1_DIRECTIONS = ("left", "right", "up", "down")  # a scroll's input_text, lowercase only
 
 
 def guir1_text_f1(predicted: str, truth: str) -> float:
@@ -37,32 +47,58 @@ def guir1_text(action: Action) -> str:
     return action.direction if action.type == "scroll" else action.text or ""
 
 
-def _pixels(x: float, y: float, size: Sequence[float]) -> tuple[float, float]:
-    return round(x * float(size[0]), _PIXEL_DIGITS), round(y * float(size[1]), _PIXEL_DIGITS)
-
-
-def guir1_accuracy_score(
-    pred: Action | None, gt: Action, bbox: Sequence[float] | None, screen_size: Sequence[float] | None
-) -> float | None:
-    """GUI-R1's accuracy rule on parsed actions: 0 unless the GUI-R1 names agree (case-insensitive); then a click
-    needs its point strictly inside ``bbox`` [x1, y1, x2, y2] when there is one, else less than 140 pixels from
-    the ground-truth point (pixels of ``screen_size``, the resized screenshot); type / select / scroll need
-    ``guir1_text_f1`` >= 0.5 (a scroll's text is its direction); any other name scores 1. None for a click ground
-    truth without a screen size (140 pixels of nothing). Example: gt open_app "Clock", pred open_app "Maps" -> 1.0.
-    """
-    gt_name = guir1_name(gt)
-    if gt_name == "click" and screen_size is None:
-        return None
-    if pred is None or gt_name is None or (guir1_name(pred) or "").lower() != gt_name.lower():
+def guir1_accuracy_score(completion: Any, ground_truth: Mapping[str, Any]) -> float:
+    """GUI-R1's accuracy reward on a completion and its ground truth {"action", "gt_bbox", "input_text"}: 0 unless
+    the action read from the answer (``guir1_prediction``) equals the ground truth's, both lowercased; then a click
+    hits when the point is strictly inside a 4-value gt_bbox, or its squared distance to a 2-value one is below
+    140 ** 2 (any other length: 0); type / select / scroll need ``guir1_text_f1`` >= 0.5 of the input texts; any
+    other action scores 1. Anything that raises there scores 0. Example: gt {"action": "click", "gt_bbox": [224, 518],
+    ...}, answer point [300, 518] -> 1.0 (76 px); the point missing -> read as (0, 0) -> 0.0."""
+    try:
+        gt_action = ground_truth["action"].lower()
+        gt_bbox, gt_input_text = ground_truth["gt_bbox"], ground_truth["input_text"]
+        pred_action, pred_input_text, pred_point = guir1_prediction(completion)
+        if pred_action.lower() != gt_action:
+            return 0.0
+        if gt_action == "click":
+            x, y = pred_point[0], pred_point[1]
+            if len(gt_bbox) == 2:
+                return float((x - gt_bbox[0]) ** 2 + (y - gt_bbox[1]) ** 2 < GUIR1_CLICK_PIXELS**2)
+            if len(gt_bbox) == 4:
+                return float(gt_bbox[0] < x < gt_bbox[2] and gt_bbox[1] < y < gt_bbox[3])
+            return 0.0
+        if gt_action in GUIR1_TEXT_NAMES:
+            return float(guir1_text_f1(pred_input_text, gt_input_text) >= GUIR1_TEXT_F1)
+        return 1.0
+    except Exception:  # as GUI-R1's reward: whatever raises scores 0
         return 0.0
-    if gt_name == "click":
-        px, py = _pixels(pred.x, pred.y, screen_size)
-        if bbox is not None:
-            x1, y1 = _pixels(bbox[0], bbox[1], screen_size)
-            x2, y2 = _pixels(bbox[2], bbox[3], screen_size)
-            return float(x1 < px < x2 and y1 < py < y2)
-        gx, gy = _pixels(gt.x, gt.y, screen_size)
-        return float((px - gx) ** 2 + (py - gy) ** 2 < GUIR1_CLICK_PIXELS**2)
-    if gt_name in GUIR1_TEXT_NAMES:
-        return float(guir1_text_f1(guir1_text(pred), guir1_text(gt)) >= GUIR1_TEXT_F1)
-    return 1.0
+
+
+def _entry_ok(entry: Any) -> bool:
+    """GUI-R1's check of one answer entry, in its order: a dict holding action (a string), point (its first two
+    items ints, bools included), input_text (a string, not "no input text" for type / select / open_app, a
+    lowercase direction for scroll)."""
+    if not isinstance(entry, dict) or any(key not in entry for key in ("action", "point", "input_text")):
+        return False
+    name, point, text = entry["action"], entry["point"], entry["input_text"]
+    if not isinstance(name, str) or not (isinstance(point[0], int) and isinstance(point[1], int)):
+        return False
+    if not isinstance(text, str) or (name in GUIR1_NEEDS_TEXT and text == NO_TEXT):
+        return False
+    return name != "scroll" or text in GUIR1_DIRECTIONS
+
+
+def guir1_format_score(completion: Any) -> float:
+    """GUI-R1's format reward: 1.0 when ``guir1_answer`` reads the completion (the whole text is
+    ``<think>...</think>``, whitespace, ``<answer>...</answer>``) and the answer's value (``python_value``, what
+    ``eval`` returns) is a list, empty or of entries that all pass GUI-R1's checks; else 0.0.
+    Example: "<think></think><answer>[{'action': 'fly', 'point': [1, 2], 'input_text': 'x'}]</answer>" -> 1.0 (any
+    name passes); the same with 'point': [1.0, 2] -> 0.0."""
+    try:
+        answer = guir1_answer(completion)
+        if answer is None:
+            return 0.0
+        entries = python_value(answer)
+        return float(isinstance(entries, list) and all(_entry_ok(entry) for entry in entries))
+    except Exception:  # eval raising, or a check that raises (an unindexable point): 0 as in GUI-R1
+        return 0.0
