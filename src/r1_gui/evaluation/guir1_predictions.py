@@ -18,7 +18,9 @@ import json
 from pathlib import Path
 
 from r1_gui.evaluation.benchmarks import REQUIRED_COLUMNS, benchmark_row, check_benchmark, check_columns, read_table
+from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.protocol import protocol_card, step_history, step_split
 from r1_gui.evaluation.runner import scored_record, write_scored_run
 from r1_gui.evaluation.samples import load_samples
 
@@ -67,4 +69,25 @@ def score_guir1_predictions(
         output = json.dumps([answer])
         records.append(scored_record(sample, output, "pixels", tuple(fields["image_size"])))
     settings = {"predictions": str(path), "dataset": str(path), "benchmark": benchmark, "format": "guir1"}
-    return write_scored_run(Path(output_dir), rows, samples, records, settings, overwrite, 0, benchmark)
+    return write_scored_run(
+        Path(output_dir), rows, samples, records, settings, overwrite, 0, benchmark, guir1_card(rows, samples, path)
+    )
+
+
+def guir1_card(rows: list[dict], samples, path: Path) -> dict:
+    """The protocol card of a GUI-R1 inference output: its points are original pixels, its prompt and decoding
+    GUI-R1's (unknown here), its rows the file's."""
+    made_there = "GUI-R1's inference (not recorded in its output)"
+    image = {"min_pixels": None, "max_pixels": None, "min_pixels_from": made_there, "max_pixels_from": made_there,
+             "checkpoint": None, "resize": "none here: pred_coord is in pixels of the original screenshot",
+             "factor": None}  # fmt: skip
+    return protocol_card(
+        "guir1_predictions",
+        EvalConfig(coordinates="pixels"),
+        image=image,
+        history=step_history([sample.problem for sample in samples]),
+        split=step_split(rows, len(samples), str(path), None),
+        prompt_sha256=None,
+        prompt={"style": "GUI-R1's inference (pred_action, pred_coord, pred_input_text)", "sha256": None},
+        generated=False,
+    )
