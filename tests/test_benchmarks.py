@@ -13,6 +13,7 @@ from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.guir1_eval import navigation_hits
 from r1_gui.evaluation.guir1_predictions import score_guir1_predictions
+from r1_gui.evaluation.intervals import wilson
 from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,6 +110,9 @@ def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
         "guir1_step_accuracy": 5 / 8,
     }
     assert {key: bench[key] for key in expected} == pytest.approx(expected)
+    # each with its Wilson interval over the rows it counts: r1_gui's type over 11, GUI-R1's over its 10
+    assert bench["type_accuracy_ci95"] == wilson(7, 11) and bench["grounding_accuracy_ci95"] == wilson(4, 5)
+    assert bench["guir1_type_accuracy_ci95"] == wilson(7, 10) and bench["guir1_step_accuracy_ci95"] == wilson(5, 8)
     # group "low": the complete and open_app rows, both right; no click row, so no grounding number
     low = bench["per_group"]["low"]
     assert (low["num_samples"], low["step_success"], low["grounding_accuracy"], low["guir1_step_accuracy"]) == (
@@ -131,7 +135,7 @@ def test_navigation_metrics_of_a_guir1_predictions_file(tmp_path):
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["benchmark"] == bench
     report = (tmp_path / "out" / "report.md").read_text()
     assert report.startswith("# androidcontrol_high evaluation:") and "## Benchmark: androidcontrol_high" in report
-    assert "| all | 11 | 0.6364 | 0.8000 | 0.2500 | 0.4545 | 0.7000 | 0.4000 | 1.0000 | 0.6250 |" in report
+    assert "| all | 11 | 0.6364 [0.3538, 0.8483] | 0.8000 [0.3755, 0.9638] | 0.2500 [0.0456, 0.6994] |" in report
 
 
 def ground(box, coord, ui_type, group, **extra):
@@ -156,9 +160,15 @@ def test_screenspot_metrics(tmp_path):
         "desktop": 0.0, "mobile": 1.0, "web": 1.0,
     }  # fmt: skip
     assert {key: value["accuracy"] for key, value in bench["per_ui_type"].items()} == {"icon": 0.5, "text": 1.0}
-    assert bench["per_platform_ui_type"]["mobile-icon"] == {"num_samples": 1, "accuracy": 1.0}
+    assert bench["per_platform_ui_type"]["mobile-icon"] == {
+        "num_samples": 1,
+        "accuracy": 1.0,
+        "accuracy_ci95": wilson(1, 1),
+    }
+    assert bench["accuracy_ci95"] == wilson(3, 4) and bench["guir1_accuracy_ci95"] == wilson(2, 4)
     # GUI-R1's categories are its raw group and ui_type
     assert bench["guir1_per_category"] == {"mobile-icon": 0.0, "mobile-text": 1.0, "web-text": 1.0, "windows-icon": 0.0}
+    assert bench["guir1_per_category_ci95"]["mobile-icon"] == wilson(0, 1)
     assert "per_category" not in bench
 
 
@@ -173,7 +183,9 @@ def test_screenspot_pro_reports_application_categories(tmp_path):
     ]
     assert {key: value["accuracy"] for key, value in bench["per_category"].items()} == {"CAD": 0.5, "Office": 1.0}
     assert bench["per_category_ui_type"]["CAD-icon"]["accuracy"] == 1.0
-    assert bench["per_platform"] == {"desktop": {"num_samples": 3, "accuracy": pytest.approx(2 / 3)}}
+    assert bench["per_platform"] == {
+        "desktop": {"num_samples": 3, "accuracy": pytest.approx(2 / 3), "accuracy_ci95": wilson(2, 3)}
+    }
 
 
 # ------------------------------------------------------------------------------------------ malformed input
@@ -329,7 +341,7 @@ def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
     argv = ["--benchmark", "androidcontrol_high", "--predictions", str(path), "--output_dir", str(tmp_path / "o")]
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 | 0.8000 |" in done.stdout
+    assert "'torch'" not in done.stdout and "| all | 11 | 0.6364 [0.3538, 0.8483] | 0.8000 [" in done.stdout
 
 
 def test_guir1_leaves_out_a_category_without_a_hit():

@@ -12,16 +12,17 @@ import pytest
 
 from r1_gui.evaluation.episodes import EpisodeSettings, episode_metrics, evaluate_episodes, planned_resets
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.protocol import episode_prompt_sha256
 
 REPO = Path(__file__).resolve().parents[1]
 HELPERS = Path(__file__).parent / "helpers"
 TINY_RUN = dict(max_pixels=12544, max_new_tokens=8, batch_size=2)
 
 
-def _record(task, success, steps, parsed, matched=None, progress=None, env_failure=None):
+def _record(task, success, steps, parsed, matched=None, progress=None, env_failure=None, **extra):
     turns = [{"parsed": p, "matched": matched} for p in parsed]
     return {"task": task, "success": success, "steps": steps, "turns": turns, "progress": progress,
-            "env_failure": env_failure}  # fmt: skip
+            "env_failure": env_failure, **extra}  # fmt: skip
 
 
 def test_episode_metrics_by_hand():
@@ -39,11 +40,41 @@ def test_episode_metrics_by_hand():
     assert metrics["per_task"]["go_home"]["success_rate"] == 0.5
     assert metrics["per_task"]["web_search"]["mean_steps_to_success"] == 6
     assert "step_success" not in metrics and "episode_progress" not in metrics
+    # intervals over the 4 episodes: Wilson for 2 of 4 successes; the mean steps by bootstrap over episodes, whose
+    # resamples with a winner average 2 only, 6 only (each with probability 0.27) or a mix: [2, 6]
+    assert metrics["success_rate_ci95"] == pytest.approx([0.150039, 0.849961], abs=1e-6)
+    assert metrics["mean_steps_to_success_ci95"] == [2.0, 6.0]
+    assert metrics["per_task"]["go_home"]["success_rate_ci95"] == pytest.approx([0.094531, 0.905469], abs=1e-6)
+    assert "repeats" not in metrics  # one pass: no spread across passes
     # a recorded-episode environment: step success over turns, progress over episodes
     replay = episode_metrics(
         [_record("replay", False, 2, [True, True], True, 0.5), _record("replay", False, 1, [False], False, 0.0)]
     )
     assert replay["step_success"] == pytest.approx(2 / 3) and replay["episode_progress"] == pytest.approx(0.25)
+
+
+def test_repeats_by_hand():
+    records = [
+        _record("go_home", True, 2, [True], id="go_home:1", repeat=0),  # succeeds, then fails: a flip
+        _record("go_home", False, 3, [True], id="go_home:1#1", repeat=1),
+        _record("go_home", True, 2, [True], id="go_home:2", repeat=0),  # succeeds both times
+        _record("go_home", True, 2, [True], id="go_home:2#1", repeat=1),
+        _record("open_app", False, 3, [False], id="open_app:3", repeat=0),  # fails both times
+        _record("open_app", False, 3, [False], id="open_app:3#1", repeat=1),
+    ]
+    metrics = episode_metrics(records)
+    assert (metrics["episodes"], metrics["success_rate"], metrics["repeats"]) == (6, 0.5, 2)
+    # pass 0: 2 of 3, pass 1: 1 of 3; mean 0.5, sample standard deviation sqrt(2 (1/6)^2) = 0.2357
+    assert [row["success_rate"] for row in metrics["per_repeat"]] == pytest.approx([2 / 3, 1 / 3])
+    assert metrics["success_rate_mean"] == pytest.approx(0.5)
+    assert metrics["success_rate_std"] == pytest.approx(0.235702, abs=1e-6)
+    # one episode of three flips; Wilson 1 of 3
+    assert metrics["flip_share"] == pytest.approx(1 / 3)
+    assert metrics["flip_share_ci95"] == pytest.approx([0.061492, 0.792340], abs=1e-6)
+    # success over the 3 episodes (their repeats together: 1, 2 and 0 wins of 2): a resample of the same episode
+    # three times happens with probability 1/27 = 0.037 > 0.025 each way, so the interval is [0, 1]
+    assert metrics["success_rate_ci95"] == [0.0, 1.0]
+    assert metrics["per_task"]["go_home"]["flip_share"] == 0.5 and metrics["per_task"]["go_home"]["repeats"] == 2
 
 
 class _Described:
@@ -94,6 +125,25 @@ def test_evaluation_writes_its_files_and_resumes_by_content(tiny_qwen2_vl, tmp_p
     assert pictures and all((tmp_path / picture).is_file() for picture in pictures)
     config = json.loads((tmp_path / "run_config.json").read_text())
     assert config["env_id"] == "r1_gui/Phone-v0" and config["model_fingerprint"]
+
+
+def test_repeats_play_the_same_episodes_again_and_resume(tiny_qwen2_vl, tmp_path):
+    settings = EpisodeSettings(tasks=("go_home",), episodes=2, max_turns=1, repeats=2)
+    sampled = {**TINY_RUN, "temperature": 0.7}
+    first = evaluate_episodes(tiny_qwen2_vl, tmp_path, settings, **sampled)
+    ids = [json.loads(line)["id"] for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert ids == ["go_home:100000", "go_home:100001", "go_home:100000#1", "go_home:100001#1"]
+    assert (first["episodes"], first["repeats"], len(first["per_repeat"])) == (4, 2, 2)
+    assert {"success_rate_mean", "success_rate_std", "flip_share", "flip_share_ci95"} <= set(first)
+    card = first["protocol"]
+    assert (card["evaluation"], card["split"]["episodes"], card["split"]["repeats"]) == ("episodes", 2, 2)
+    assert card["image"]["max_pixels"] == 12544 and card["decoding"]["temperature"] == 0.7
+    assert card["prompt"]["sha256"] == episode_prompt_sha256(settings.history_images, None)
+    # a third pass resumes the first two
+    more = evaluate_episodes(tiny_qwen2_vl, tmp_path, EpisodeSettings(**{**settings.__dict__, "repeats": 3}), **sampled)
+    assert (more["episodes"], more["reused_episodes"], more["repeats"]) == (6, 4, 3)
+    report = (tmp_path / "report.md").read_text()
+    assert "## Protocol" in report and "## Per repeat" in report and "| flip_share |" in report
 
 
 def test_another_model_into_the_same_folder_is_refused_not_mixed(tiny_qwen2_vl, tiny_qwen2_5_vl, tmp_path):

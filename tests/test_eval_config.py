@@ -23,14 +23,14 @@ def test_eval_command_line_sets_every_field_once():
             "--system_prompt", "Operate the phone.", "--coordinates", "grid999", "--min_pixels", "1000",
             "--max_pixels", "20000", "--backend", "vllm", "--device", "cpu", "--dtype", "bfloat16",
             "--vision_attention", "batched_windows", "--vllm_gpu_memory_utilization", "0.5", "--seed", "3", "--gallery_size", "0", "--overwrite",
-            "--benchmark", "screenspot"]  # fmt: skip
+            "--benchmark", "screenspot", "--protocol", "aitw"]  # fmt: skip
     assert asdict(EvalConfig.from_args(eval_args(argv))) == {
         "prompt_style": "mobile_use", "system_prompt": "Operate the phone.", "coordinates": "grid999",
         "min_pixels": 1000, "max_pixels": 20000, "max_new_tokens": 64, "temperature": 0.7, "seed": 3,
         "backend": "vllm", "device": "cpu", "dtype": "bfloat16", "vision_attention": "batched_windows",
         "vllm_gpu_memory_utilization": 0.5,
         "batch_size": 4, "images_per_prompt": 1, "max_samples": 9, "benchmark": "screenspot", "gallery_size": 0,
-        "overwrite": True,
+        "overwrite": True, "protocol": "aitw",
     }  # fmt: skip
 
 
@@ -54,6 +54,8 @@ def test_play_command_line_builds_the_generators_config():
         ({"vision_attention": "flash"}, "--vision_attention must be one of auto, batched_windows, model"),
         ({"coordinates": "grid"}, "--coordinates must be one of auto, normalized, grid1000"),  # a misspelt system
         ({"prompt_style": "qwen"}, "unknown prompt style 'qwen'; valid styles: aguvis"),  # an unknown style
+        ({"max_pixels": 0}, r"--max_pixels must be at least 1 \(or left out\), got 0"),  # no screenshot at all
+        ({"protocol": "uitars"}, "--protocol must be one of r1v, guir1, aitw, got 'uitars'"),  # an unknown preset
     ],
 )
 def test_eval_config_says_what_to_change(setting, message):

@@ -267,15 +267,26 @@ def test_aggregate_overall_per_type_and_confusion():
     assert metrics["step_success"] == pytest.approx(0.5)
     assert metrics["num_errors"] == 1
     assert list(metrics["per_type"]) == ["click", "back"]  # canonical type order
+    # each rate with its Wilson interval over the type's samples: 2 of 2 -> [0.3424, 1], 1 of 2 -> [0.0945, 0.9055]
+    all_of_two, one_of_two = pytest.approx([0.342380, 1.0], abs=1e-6), pytest.approx([0.094531, 0.905469], abs=1e-6)
     assert metrics["per_type"]["click"] == {
         "num_samples": 2,
         "parse_rate": 1.0,
+        "parse_rate_ci95": all_of_two,
         "type_accuracy": 0.5,
+        "type_accuracy_ci95": one_of_two,
         "param_accuracy": 0.5,
+        "param_accuracy_ci95": one_of_two,
         "paper_param_accuracy": 1.0,
+        "paper_param_accuracy_ci95": all_of_two,
         "action_match_accuracy": 1.0,
+        "action_match_accuracy_ci95": all_of_two,
         "step_success": 1.0,
+        "step_success_ci95": all_of_two,
     }
+    # overall, over the 4 samples: 1 of 4 -> [0.0456, 0.6994], 3 of 4 -> [0.3006, 0.9544]
+    assert metrics["type_accuracy_ci95"] == pytest.approx([0.045587, 0.699358], abs=1e-6)
+    assert metrics["parse_rate_ci95"] == pytest.approx([0.300642, 0.954413], abs=1e-6)
     assert metrics["per_type"]["back"]["parse_rate"] == pytest.approx(0.5)
     assert metrics["confusion_matrix"] == {
         "click": {"click": 1, "long_press": 1, "home": 0, UNPARSED: 0},
@@ -287,3 +298,4 @@ def test_aggregate_overall_per_type_and_confusion():
 def test_aggregate_of_no_records_is_empty():
     metrics = aggregate([])
     assert metrics["num_samples"] == 0 and metrics["per_type"] == {} and metrics["confusion_matrix"] == {}
+    assert metrics["step_success_ci95"] is None  # no samples, no interval

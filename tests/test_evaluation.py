@@ -28,6 +28,7 @@ from r1_gui.evaluation import (
 from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
 from r1_gui.evaluation.predictions_file import read_records
+from r1_gui.evaluation.protocol import step_prompt_sha256
 from r1_gui.synthetic import generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,6 +139,11 @@ HAND_PREDICTIONS = [
 ]
 
 
+def rates(numbers: dict) -> dict:
+    """The numbers without their 95% intervals (tests/test_eval_metrics.py checks those by hand)."""
+    return {key: value for key, value in numbers.items() if not key.endswith("_ci95")}
+
+
 def write_predictions(path: Path, entries: list[dict]) -> Path:
     lines = [json.dumps(entry) for entry in entries]
     lines.insert(3, "")  # a blank line is skipped
@@ -162,7 +168,7 @@ def test_predictions_file_metrics_are_the_hand_computed_ones(hand_dataset, tmp_p
     }
     assert {key: metrics[key] for key in expected_overall} == pytest.approx(expected_overall)
     assert list(metrics["per_type"]) == ["click", "type", "back", "open_app", "terminate"]
-    assert metrics["per_type"]["click"] == pytest.approx(  # r1 r2 r8
+    assert rates(metrics["per_type"]["click"]) == pytest.approx(  # r1 r2 r8
         {
             "num_samples": 3,
             "parse_rate": 1.0,
@@ -173,16 +179,23 @@ def test_predictions_file_metrics_are_the_hand_computed_ones(hand_dataset, tmp_p
             "step_success": 1.0,
         }
     )
-    assert metrics["per_type"]["type"] == pytest.approx(
+    assert rates(metrics["per_type"]["type"]) == pytest.approx(
         {"num_samples": 1, "parse_rate": 1.0, "type_accuracy": 1.0, "param_accuracy": 0.0,
          "paper_param_accuracy": 0.0, "action_match_accuracy": 1.0, "step_success": 0.0}
     )  # fmt: skip
-    assert metrics["per_type"]["back"] == pytest.approx(
+    assert rates(metrics["per_type"]["back"]) == pytest.approx(
         {"num_samples": 2, "parse_rate": 1.0, "type_accuracy": 0.5, "param_accuracy": 0.5,
          "paper_param_accuracy": 0.0, "action_match_accuracy": 0.5, "step_success": 0.5}
     )  # fmt: skip
     for action_type in ("open_app", "terminate"):
-        assert metrics["per_type"][action_type] == {"num_samples": 1, "parse_rate": 0.0, **dict.fromkeys(METRICS, 0.0)}
+        assert rates(metrics["per_type"][action_type]) == {
+            "num_samples": 1,
+            "parse_rate": 0.0,
+            **dict.fromkeys(METRICS, 0.0),
+        }
+    # the intervals count the rows: step_success 4 of 8 overall, 3 of 3 clicks (Wilson)
+    assert metrics["step_success_ci95"] == pytest.approx([0.215216, 0.784784], abs=1e-6)
+    assert metrics["per_type"]["click"]["step_success_ci95"] == pytest.approx([0.438503, 1.0], abs=1e-6)
     columns = ["click", "long_press", "type", "home", "back", UNPARSED]
     expected_confusion = {
         "click": [2, 1, 0, 0, 0, 0],
@@ -220,6 +233,8 @@ def test_in_memory_scoring_matches_the_file_mode(hand_dataset, tmp_path):
     on_disk = evaluate_predictions(
         write_predictions(tmp_path / "p.jsonl", HAND_PREDICTIONS), hand_dataset, output_dir=tmp_path / "o"
     )
+    card = on_disk.pop("protocol")  # the card comes with the files
+    assert card["evaluation"] == "predictions"
     assert in_memory == on_disk
     assert score_predictions(rows.to_list(), {p["id"]: p["output"] for p in HAND_PREDICTIONS}) == on_disk
 
@@ -283,7 +298,7 @@ def test_predictions_mode_imports_no_torch(hand_dataset, tmp_path):
 # ------------------------------------------------------------------------------------------ tiny model
 
 
-def test_tiny_model_end_to_end(full_run, eval_dataset):
+def test_tiny_model_end_to_end(full_run, eval_dataset, tiny_qwen2_vl):
     output_dir, metrics = full_run
     count = len(split_rows(eval_dataset))
     assert count >= 6
@@ -301,6 +316,18 @@ def test_tiny_model_end_to_end(full_run, eval_dataset):
     assert all(isinstance(record["output"], str) and record["error"] is None for record in records)
     config = json.loads((output_dir / "run_config.json").read_text())
     assert config["coordinates"] == "normalized" and config["prompt_style"] == "aguvis"  # auto for qwen2_vl + aguvis
+    # the protocol card: what was measured, and how
+    card = metrics["protocol"]
+    assert (card["evaluation"], card["coordinates"], card["preset"]) == ("steps", "normalized", None)
+    assert card["prompt"]["sha256"] == step_prompt_sha256("aguvis", "normalized", None)
+    assert card["model"] == {"name_or_path": str(tiny_qwen2_vl), "fingerprint": config["model_fingerprint"]}
+    assert card["split"] == {"dataset": str(eval_dataset), "split": "test", "rows": count, "of_rows": count,
+                             "sha256": config["dataset_fingerprint"]}  # fmt: skip
+    assert card["decoding"]["greedy"] and card["decoding"]["max_new_tokens"] == FAST["max_new_tokens"]
+    # FAST's --max_pixels 50176 is not what the tiny model's saved processor holds (200704): said, not hidden
+    assert (card["image"]["max_pixels"], card["image"]["max_pixels_from"]) == (50176, "flags")
+    assert card["image"]["checkpoint"] == {"min_pixels": 3136, "max_pixels": 200704}
+    assert card["warnings"] and card["warnings"][0].startswith("--max_pixels 50176 differs from the checkpoint's")
 
     report = (output_dir / "report.md").read_text()
     for heading in ("## Metrics", "## Per ground-truth action type", "## Confusion matrix", "## Unparsed outputs"):
@@ -333,6 +360,34 @@ def test_resume_gives_the_fresh_run_metrics(full_run, tiny_qwen2_vl, eval_datase
     # everything done: no model is loaded at all
     monkeypatch.setattr(runner, "make_generator", lambda *a, **k: pytest.fail("loaded a model with nothing to do"))
     assert evaluate(tiny_qwen2_vl, eval_dataset, "test", output_dir, **FAST) == fresh
+
+
+def test_the_checkpoints_saved_image_settings_are_used_without_flags(
+    full_run, tiny_qwen2_vl, eval_dataset, tmp_path, monkeypatch
+):
+    """A checkpoint whose processor was saved with max_pixels 50176 (as the tiny recipe trains) is evaluated at
+    50176 without --max_pixels: the same outputs as full_run's, which passed --max_pixels 50176."""
+    model = tmp_path / "ckpt"
+    shutil.copytree(tiny_qwen2_vl, model)
+    for name in ("preprocessor_config.json", "processor_config.json"):
+        config = json.loads((model / name).read_text())
+        (config.get("image_processor") or config)["size"]["longest_edge"] = 50176
+        (model / name).write_text(json.dumps(config))
+    settings = {key: value for key, value in FAST.items() if key != "max_pixels"}
+    metrics = evaluate(model, eval_dataset, "test", tmp_path / "r", batch_size=4, max_samples=3, **settings)
+    assert (metrics["protocol"]["image"]["max_pixels"], metrics["protocol"]["image"]["max_pixels_from"]) == (
+        50176,
+        "checkpoint",
+    )
+    assert metrics["protocol"]["warnings"] == []
+    outputs = [record["output"] for record in lines_of(tmp_path / "r" / "predictions.jsonl")]
+    assert outputs == [record["output"] for record in lines_of(full_run[0] / "predictions.jsonl")[:3]]
+    assert json.loads((tmp_path / "r" / "run_config.json").read_text())["max_pixels"] == 50176
+    # the same value given as a flag is the same setting: the run resumes (nothing left to generate)
+    monkeypatch.setattr(runner, "make_generator", lambda *a, **k: pytest.fail("regenerated under the same setting"))
+    again = evaluate(model, eval_dataset, "test", tmp_path / "r", max_samples=3, **{**settings, "max_pixels": 50176})
+    assert again["protocol"]["image"]["max_pixels_from"] == "flags"
+    assert {k: v for k, v in again.items() if k != "protocol"} == {k: v for k, v in metrics.items() if k != "protocol"}
 
 
 def test_resume_refuses_other_settings(full_run, tiny_qwen2_vl, eval_dataset, tmp_path):

@@ -72,3 +72,38 @@ def load_model(model_name_or_path: str | Path, **kwargs):
 
     model = AutoModelForImageTextToText.from_pretrained(base, **kwargs)
     return PeftModel.from_pretrained(model, str(model_name_or_path)).merge_and_unload()
+
+
+# Where a saved processor keeps its image settings, in the order transformers reads them: the image_processor entry
+# of processor_config.json, else preprocessor_config.json (ImageProcessingMixin.get_image_processor_dict).
+PROCESSOR_CONFIGS = (("processor_config.json", "image_processor"), ("preprocessor_config.json", None))
+
+
+def saved_image_settings(model_name_or_path: str | Path) -> dict:
+    """The image settings of the processor saved in a model folder (training saves its own there, so these are the
+    training run's): {"min_pixels", "max_pixels", "patch_size", "merge_size", "file"}, each present only when the
+    folder says it; {} when it holds no processor config. As the Qwen-VL image processor reads them, a
+    ``min_pixels``/``max_pixels`` entry wins over ``size`` {"shortest_edge", "longest_edge"}. Reads JSON only."""
+    folder = resolve_model_path(model_name_or_path)
+    for name, entry in PROCESSOR_CONFIGS:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            saved = json.loads(path.read_text())
+        except ValueError:
+            continue
+        image = saved.get(entry) if entry else saved
+        if not isinstance(image, dict):
+            continue
+        size = image.get("size") if isinstance(image.get("size"), dict) else {}
+        found = {
+            "min_pixels": image.get("min_pixels", size.get("shortest_edge")),
+            "max_pixels": image.get("max_pixels", size.get("longest_edge")),
+            "patch_size": image.get("patch_size"),
+            "merge_size": image.get("merge_size"),
+        }
+        found = {key: int(value) for key, value in found.items() if isinstance(value, (int, float))}
+        if found:
+            return {**found, "file": str(path)}
+    return {}

@@ -11,9 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from r1_gui.multi_turn.episode_rewards import EPISODE_REWARDS
-
 from r1_gui.actions import Action, styled_action
+from r1_gui.episode_rewards import EPISODE_REWARDS
 from r1_gui.evaluation.metrics import score_output
 from r1_gui.prompts import PROMPT_STYLES
 from r1_gui.rewards import REWARD_FUNCS

@@ -9,8 +9,10 @@ other systems' predictions files), ``errors`` (``EvaluationError``), ``config`` 
 ``generate`` (hf / vllm backends), ``report`` (report.md, gallery), ``runner`` (the API above), ``cli``
 (``python eval/test_aitw.py``); ``benchmarks`` (AndroidControl, GUI-Odyssey, ScreenSpot test files in GUI-R1's format
 and their metrics, ``evaluate(..., benchmark=)``), ``guir1_eval`` (GUI-R1's eval-script numbers) and
-``guir1_predictions`` (scoring GUI-R1's own inference output). Importing the package imports neither torch nor
-transformers; a generator imports them when it is built.
+``guir1_predictions`` (scoring GUI-R1's own inference output); ``protocol`` (the protocol card every metrics.json
+carries, image settings from the checkpoint's saved processor), ``presets`` (``--protocol r1v|guir1|aitw``),
+``intervals`` (95% intervals, paired differences) and ``compare`` (``python -m r1_gui.evaluation.compare``).
+Importing the package imports neither torch nor transformers; a generator imports them when it is built.
 """
 
 from r1_gui.evaluation.config import EvalConfig

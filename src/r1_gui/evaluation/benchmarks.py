@@ -44,6 +44,7 @@ from r1_gui.actions.guir1 import guir1_name
 from r1_gui.actions.guir1_rows import action_and_box, number_list
 from r1_gui.evaluation import guir1_eval
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.intervals import CI_SUFFIX, interval_text, wilson
 from r1_gui.evaluation.predictions_file import json_line
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 from r1_gui.scoring.aitw import text_matches
@@ -262,16 +263,17 @@ def _gt_fields(record: dict, fields: dict) -> dict:
     return fields | guir1_eval.prediction_fields(_action(record.get("prediction")), fields["image_size"])
 
 
-def _share(values: list[bool]) -> float | None:
-    return guir1_eval.share(sum(values), len(values))
+def _share(name: str, values: list[bool]) -> dict[str, Any]:
+    """{name: the share of True (None without values), name_ci95: its Wilson interval}."""
+    return {name: guir1_eval.share(sum(values), len(values)), name + CI_SUFFIX: wilson(sum(values), len(values))}
 
 
 def _navigation_rates(results: list[dict], lines: list[dict]) -> dict[str, Any]:
     numbers: dict[str, Any] = {"num_samples": len(results)}
-    numbers["type_accuracy"] = _share([r["type"] for r in results])
-    numbers["grounding_accuracy"] = _share([r["grounding"] for r in results if r["grounding"] is not None])
-    numbers["text_accuracy"] = _share([r["text"] for r in results if r["text"] is not None])
-    numbers["step_success"] = _share([r["step"] for r in results])
+    numbers |= _share("type_accuracy", [r["type"] for r in results])
+    numbers |= _share("grounding_accuracy", [r["grounding"] for r in results if r["grounding"] is not None])
+    numbers |= _share("text_accuracy", [r["text"] for r in results if r["text"] is not None])
+    numbers |= _share("step_success", [r["step"] for r in results])
     return numbers | guir1_eval.navigation_numbers(lines)
 
 
@@ -313,9 +315,9 @@ def grounding_metrics(records: Sequence[dict], fields: Sequence[dict], pro: bool
     platforms = [meta["platform"] for meta in fields]
 
     def rates(keys: list[str]) -> dict[str, Any]:
-        return {key: {"num_samples": len(v), "accuracy": _share(v)} for key, v in _grouped(keys, hits).items()}
+        return {key: {"num_samples": len(v), **_share("accuracy", v)} for key, v in _grouped(keys, hits).items()}
 
-    metrics: dict[str, Any] = {"num_samples": len(hits), "accuracy": _share(hits)}
+    metrics: dict[str, Any] = {"num_samples": len(hits), **_share("accuracy", hits)}
     metrics |= {"per_platform": rates(platforms), "per_ui_type": rates(ui_types)}
     metrics["per_platform_ui_type"] = rates([f"{p}-{u}" for p, u in zip(platforms, ui_types, strict=True)])
     if pro:
@@ -343,13 +345,16 @@ NAVIGATION_COLUMNS = ("num_samples", "type_accuracy", "grounding_accuracy", "tex
 GUIR1_COLUMNS = ("guir1_type_accuracy", "guir1_grounding_accuracy", "guir1_text_accuracy", "guir1_step_accuracy")
 
 
-def _number(value: Any) -> str:
-    return "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+def _number(row: dict, column: str) -> str:
+    """A table cell: the value, and its 95% interval where the row has one."""
+    value = row[column]
+    text = "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+    return text + (f" {interval_text(row[column + CI_SUFFIX])}" if column + CI_SUFFIX in row else "")
 
 
 def _table(title: str, rows: dict[str, dict], columns: Sequence[str]) -> list[str]:
     lines = [f"| {title} | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    return lines + [f"| {key} | " + " | ".join(_number(row[c]) for c in columns) + " |" for key, row in rows.items()]
+    return lines + [f"| {key} | " + " | ".join(_number(row, c) for c in columns) + " |" for key, row in rows.items()]
 
 
 def benchmark_tables(metrics: dict) -> str:
@@ -376,6 +381,10 @@ def benchmark_tables(metrics: dict) -> str:
     )
     for title, key in tables:
         parts += ["", *_table(title, metrics[key], ("num_samples", "accuracy"))]
-    guir1 = {key: {"guir1_accuracy": value} for key, value in metrics["guir1_per_category"].items()}
+    intervals = metrics["guir1_per_category" + CI_SUFFIX]
+    guir1 = {
+        key: {"guir1_accuracy": value, "guir1_accuracy" + CI_SUFFIX: intervals[key]}
+        for key, value in metrics["guir1_per_category"].items()
+    }
     parts += ["", *_table("GUI-R1 group-ui_type", guir1, ("guir1_accuracy",))]
     return "\n".join(parts)

@@ -8,7 +8,9 @@
     # the field's benchmarks in GUI-R1's format (androidcontrol_high/_low, guiodyssey, screenspot, screenspot_v2,
     # screenspot_pro): --dataset is the test file; --predictions may also be GUI-R1's own inference output
     python eval/test_aitw.py --benchmark androidcontrol_high --dataset androidcontrol_high_test.parquet \
-        --model_name_or_path runs/ckpt --output_dir results/ac_high
+        --model_name_or_path runs/ckpt --output_dir results/ac_high [--protocol guir1]
+    # compare two runs: each metric's difference, its paired 95% interval, and whether it is beyond noise
+    python -m r1_gui.evaluation.compare results/base results/ckpt
 
 A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
 naming the line; rows without a prediction count as unparsed and are listed in the report.
@@ -18,7 +20,10 @@ the model's files, the dataset split's rows and the settings are unchanged, refu
 metrics.json, report.md (tables, unparsed outputs, gallery/ of annotated screenshots) and run_config.json, and
 prints the metric tables. Metrics: type_accuracy, param_accuracy, paper_param_accuracy (the original
 R1-V-GUI-Agent comparison, exactly, bugs included), action_match_accuracy (AITW rules), step_success, parse_rate,
-each per ground-truth action type, and the confusion matrix of action types.
+each with its 95% Wilson interval (KEY_ci95) and per ground-truth action type, and the confusion matrix of action
+types. metrics.json and report.md open with the protocol card (r1_gui.evaluation.protocol): the prompt and its
+hash, coordinates, min/max pixels and where they came from (left out, the checkpoint's saved processor's: what
+training used), history, the split's rows and hash, decoding, the model's fingerprint, the r1_gui version.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_generation_arguments
+from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
@@ -76,6 +82,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--batch_size", type=int, default=default("batch_size"), help="prompts per generate call (default: 16)"
     )
     add_generation_arguments(parser)
+    parser.add_argument(
+        "--protocol",
+        choices=tuple(PRESETS),
+        default=default("protocol"),
+        help="the settings a peer's own evaluation used (r1v: R1-V-GUI-Agent's eval/test_aitw.py; guir1: GUI-R1's "
+        "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
+        "r1_gui/evaluation/presets.py for where each value comes from and what is not reproduced",
+    )
     parser.add_argument(
         "--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm (GPU)"
     )
@@ -123,11 +137,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 @cli_main
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     check_output_folder(args.output_dir)  # a read-only folder fails now, not after the first batch
     with interrupt_keeps_predictions(args):  # Ctrl-C: one line, the predictions kept and the command that goes on
-        metrics = run(args)
+        metrics = run(args, argv)
     from r1_gui.evaluation.report import summary
 
     print(summary(metrics))
@@ -135,7 +150,7 @@ def main(argv: list[str] | None = None) -> dict:
     return metrics
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """The metrics of the evaluation ``args`` ask for: a model run, a predictions file, or GUI-R1's inference output."""
     # Imported here so that --help and argument errors answer at once.
     from r1_gui.evaluation.guir1_predictions import is_guir1_predictions, score_guir1_predictions
@@ -143,6 +158,8 @@ def run(args: argparse.Namespace) -> dict:
 
     try:
         config = EvalConfig.from_args(args)  # every setting, once
+        if args.protocol:
+            config = apply_preset(config, args.protocol, flags_given(argv))
         if args.predictions and args.benchmark and is_guir1_predictions(args.predictions):
             return score_guir1_predictions(
                 args.predictions,

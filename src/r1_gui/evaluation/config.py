@@ -16,13 +16,14 @@ from typing import Any
 
 from r1_gui.actions import COORDINATE_SYSTEMS, check_pixel_bounds
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.presets import PRESETS
 from r1_gui.prompts import check_style
 from r1_gui.vision_attention import check_vision_attention
 
 BACKENDS = ("hf", "vllm")
 DEVICES = ("auto", "cpu", "cuda")
 COORDINATE_CHOICES = ("auto", *COORDINATE_SYSTEMS)
-DEFAULT_MIN_PIXELS = 3136  # as training (GUIDataArguments)
+DEFAULT_MIN_PIXELS = 3136  # as training (GUIDataArguments): the bounds of a model folder that saved none
 DEFAULT_MAX_PIXELS = 501760
 
 
@@ -42,8 +43,14 @@ class EvalConfig:
         default="auto",
         metadata={"help": "how the model writes points; auto: prompts.default_coordinates(model_type, prompt_style)"},
     )
-    min_pixels: int = field(default=DEFAULT_MIN_PIXELS, metadata={"help": "smallest screenshot area"})
-    max_pixels: int = field(default=DEFAULT_MAX_PIXELS, metadata={"help": "largest screenshot area"})
+    min_pixels: int | None = field(
+        default=None,
+        metadata={"help": "smallest screenshot area; None: the checkpoint's saved processor's (training's)"},
+    )
+    max_pixels: int | None = field(
+        default=None,
+        metadata={"help": "largest screenshot area; None: the checkpoint's saved processor's (training's)"},
+    )
     max_new_tokens: int = field(default=256, metadata={"help": "completion length limit"})
     temperature: float = field(default=0.0, metadata={"help": "0 is greedy; > 0 samples"})
     seed: int = field(default=0, metadata={"help": "sampling seed (matters with temperature > 0)"})
@@ -59,6 +66,9 @@ class EvalConfig:
     batch_size: int = field(default=16, metadata={"help": "prompts per generate call"})
     images_per_prompt: int = field(
         default=1, metadata={"help": "vllm backend: screenshots one prompt may hold (episodes: --history_images)"}
+    )
+    protocol: str | None = field(
+        default=None, metadata={"help": "the --protocol preset these settings started from (presets.PRESETS)"}
     )
     # -- the run -----------------------------------------------------------------------------------------------
     max_samples: int | None = field(default=None, metadata={"help": "evaluate the first N rows only; None: all"})
@@ -92,12 +102,18 @@ class EvalConfig:
             raise EvaluationError(f"--batch_size must be at least 1, got {self.batch_size}")
         if self.max_new_tokens < 1:
             raise EvaluationError(f"--max_new_tokens must be at least 1, got {self.max_new_tokens}")
+        for bound in ("min_pixels", "max_pixels"):
+            if getattr(self, bound) is not None and getattr(self, bound) < 1:
+                raise EvaluationError(f"--{bound} must be at least 1 (or left out), got {getattr(self, bound)}")
+        if self.protocol is not None and self.protocol not in PRESETS:
+            raise EvaluationError(f"--protocol must be one of {', '.join(PRESETS)}, got {self.protocol!r}")
         if self.temperature < 0:
             raise EvaluationError(f"--temperature must be >= 0 (0 is greedy), got {self.temperature}")
-        try:
-            check_pixel_bounds(self.min_pixels, self.max_pixels)
-        except ValueError as error:
-            raise EvaluationError(str(error)) from None
+        if self.min_pixels is not None and self.max_pixels is not None:  # None: the checkpoint's, checked there
+            try:
+                check_pixel_bounds(self.min_pixels, self.max_pixels)
+            except ValueError as error:
+                raise EvaluationError(str(error)) from None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvalConfig:

@@ -10,8 +10,11 @@
 your own. Episode i plays task tasks[i % len(tasks)] with seed seed_offset + i (keep it apart from the training
 seeds, which start at grpo_gui.py's --env_seed_offset, 0 by default). The agent sees exactly what multi-turn
 training shows it and is asked through the step evaluation's generators (hf or vllm; LoRA adapter folders too).
-Writes OUTPUT_DIR/episodes.jsonl (rerun the same command after an interruption and it continues), metrics.json,
-report.md with PNG strips, run_config.json; see r1_gui.evaluation.episodes.
+Writes OUTPUT_DIR/episodes.jsonl (rerun the same command after an interruption and it continues), metrics.json
+(the protocol card first; every rate with its 95% interval over episodes, KEY_ci95), report.md with PNG strips,
+run_config.json; see r1_gui.evaluation.episodes. --min_pixels/--max_pixels left out: the checkpoint's saved
+processor's, as in training. --repeats K plays the episodes K times (pass r samples with --seed + r) and adds the
+spread across passes and the share of episodes whose outcome flips.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
+from r1_gui.evaluation.generate import add_pixel_arguments
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 logger = logging.getLogger("r1_gui.evaluation")
@@ -46,6 +50,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tasks", nargs="+", default=None, help="tasks to play (default: all the env declares)")
     parser.add_argument("--episodes", type=int, default=200, help="episodes to play (default 200)")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="play the same episodes this many times, pass r sampling with --seed + r (give --temperature > 0: "
+        "greedy passes differ only by nondeterminism); adds success_rate_mean/_std and flip_share, the share of "
+        "episodes whose outcome differs between passes",
+    )
+    parser.add_argument(
         "--seed_offset", type=int, default=HELD_OUT_SEED_OFFSET, help="the first reset seed (held-out seeds)"
     )
     parser.add_argument("--max_turns", type=int, default=DEFAULT_MAX_TURNS, help="turns before an episode is cut")
@@ -58,8 +70,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=default("temperature"), help="0 (default): greedy")
     parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed")
     parser.add_argument("--system_prompt", default=default("system_prompt"), help="as in training")
-    parser.add_argument("--min_pixels", type=int, default=default("min_pixels"), help="smallest screenshot area")
-    parser.add_argument("--max_pixels", type=int, default=default("max_pixels"), help="largest screenshot area")
+    add_pixel_arguments(parser)
     parser.add_argument("--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm")
     parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
     parser.add_argument(
@@ -82,6 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.envs.pool import EnvStartError
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
+    from r1_gui.evaluation.report import card_line
 
     try:
         config_folder(args.model_name_or_path)  # a missing folder is one line, before anything starts
@@ -94,6 +106,7 @@ def main(argv: list[str] | None = None) -> dict:
             max_turns=args.max_turns,
             history_images=args.history_images,
             env_step_timeout=args.env_step_timeout,
+            repeats=args.repeats,
         )
         with on_interrupt(
             kept=lambda: episodes_kept(args.output_dir), resume=lambda: rerun_command(drop_switches=("--overwrite",))
@@ -101,7 +114,9 @@ def main(argv: list[str] | None = None) -> dict:
             metrics = evaluate_episodes(args.model_name_or_path, args.output_dir, settings, EvalConfig.from_args(args))
     except (EvaluationError, EnvStartError) as error:
         raise UserError(str(error)) from error
-    print(json.dumps({key: value for key, value in metrics.items() if key != "per_task"}, indent=2))
+    print(card_line(metrics["protocol"]))
+    hidden = ("protocol", "per_task", "per_repeat")
+    print(json.dumps({key: value for key, value in metrics.items() if key not in hidden}, indent=2))
     print(f"\nwrote {args.output_dir}/metrics.json, report.md and episodes.jsonl")
     return metrics
 

@@ -31,8 +31,24 @@ from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
 from r1_gui.evaluation.predictions_file import RecordWriter, read_records
-from r1_gui.evaluation.report import REPORT_FILE, cell, number_text, settings_lines
+from r1_gui.evaluation.protocol import (
+    episode_history,
+    episode_prompt_sha256,
+    episode_split,
+    log_warnings,
+    protocol_card,
+    resolve_image_settings,
+)
+from r1_gui.evaluation.report import (
+    REPORT_FILE,
+    cell,
+    metrics_table,
+    protocol_section,
+    settings_lines,
+    with_interval,
+)
 from r1_gui.evaluation.resume import (
     GENERATION_KEYS,
     METRICS_FILE,
@@ -53,6 +69,7 @@ EPISODE_RUN = RunFiles(
     PICTURES_DIR,
     ("model_fingerprint", "env_id", "env_kwargs", "max_turns", "history_images", *GENERATION_KEYS),
 )
+REPEAT_MARK = "#"
 HELD_OUT_SEED_OFFSET = 100_000  # evaluation seeds start here; training seeds start at grpo_gui.py's --env_seed_offset
 
 
@@ -69,15 +86,24 @@ class EpisodeSettings:
     history_images: int = DEFAULT_HISTORY_IMAGES
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
+    repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
 
     def __post_init__(self) -> None:
-        for name in ("episodes", "max_turns", "history_images"):
+        for name in ("episodes", "max_turns", "history_images", "repeats"):
             if getattr(self, name) < 1:
                 raise EvaluationError(f"--{name} must be at least 1, got {getattr(self, name)}")
 
 
-def episode_key(task: str | None, seed: int) -> str:
-    return f"{task}:{seed}" if task else str(seed)
+def episode_key(task: str | None, seed: int, repeat: int = 0) -> str:
+    """An episode's id in episodes.jsonl: "task:seed", and "task:seed#r" for repeat r > 0 (repeat 0 keeps the id
+    of a run without repeats, so such a run resumes into one with repeats)."""
+    return (f"{task}:{seed}" if task else str(seed)) + (f"{REPEAT_MARK}{repeat}" if repeat else "")
+
+
+def episode_instance(record: dict, index: int) -> str:
+    """The episode a record is a repeat of (its id without the repeat); records without an id stand alone."""
+    identifier = record.get("id")
+    return str(identifier).split(REPEAT_MARK, 1)[0] if identifier is not None else f"{REPEAT_MARK}{index}"
 
 
 def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | None, int]]:
@@ -100,8 +126,8 @@ def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | Non
     return [(tasks[i % len(tasks)], settings.seed_offset + i) for i in range(count)]
 
 
-def episode_record(episode, picture: str | None = None) -> dict:
-    """The episodes.jsonl line of a played episode (`r1_gui.agent.loop.Episode`)."""
+def episode_record(episode, picture: str | None = None, repeat: int = 0) -> dict:
+    """The episodes.jsonl line of a played episode (`r1_gui.agent.loop.Episode`) of pass ``repeat``."""
     turns = [
         {
             "text": turn.text,
@@ -114,10 +140,11 @@ def episode_record(episode, picture: str | None = None) -> dict:
         for turn in episode.turns
     ]
     return {
-        "id": episode_key(episode.task, episode.seed),
+        "id": episode_key(episode.task, episode.seed, repeat),
         "scores": {"success": bool(episode.success)},
         "task": episode.task,
         "seed": episode.seed,
+        "repeat": repeat,
         "instruction": episode.history.instruction,
         "success": bool(episode.success),
         "steps": len(episode.turns),
@@ -129,25 +156,93 @@ def episode_record(episode, picture: str | None = None) -> dict:
     }
 
 
+def _instances(rows: Sequence[dict]) -> list[dict]:
+    """Per episode (its repeats together): plays, wins, steps of the wins, turns, parsed turns, matched turns of
+    the turns an expert judged, progress: the units of the episode metrics' intervals."""
+    units: dict[str, dict] = {}
+    for index, row in enumerate(rows):
+        unit = units.setdefault(episode_instance(row, index), dict.fromkeys(_UNIT_KEYS, 0.0) | {"outcomes": []})
+        judged = [turn["matched"] for turn in row["turns"] if turn["matched"] is not None]
+        unit["plays"] += 1
+        unit["wins"] += bool(row["success"])
+        unit["win_steps"] += row["steps"] if row["success"] else 0
+        unit["turns"] += len(row["turns"])
+        unit["parsed"] += sum(bool(turn["parsed"]) for turn in row["turns"])
+        unit["judged"] += len(judged)
+        unit["matched"] += sum(bool(matched) for matched in judged)
+        unit["progress"] += row["progress"] or 0.0
+        unit["outcomes"].append(bool(row["success"]))
+    return list(units.values())
+
+
+_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "progress")
+
+
+def _column(units: list[dict], key: str) -> list[float]:
+    return [unit[key] for unit in units]
+
+
+def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
+    """Across repeats: each pass's success rate, their mean and standard deviation, and the share of episodes
+    (played more than once) whose outcome differs between its repeats."""
+    import statistics
+
+    passes = []
+    for repeat in sorted({row.get("repeat", 0) for row in rows}):
+        played = [row for row in rows if row.get("repeat", 0) == repeat]
+        wins = sum(bool(row["success"]) for row in played)
+        passes.append({"repeat": repeat, "episodes": len(played), "success_rate": wins / len(played),
+                       "success_rate" + CI_SUFFIX: wilson(wins, len(played))})  # fmt: skip
+    rates = [numbers["success_rate"] for numbers in passes]
+    repeated = [unit for unit in units if len(unit["outcomes"]) > 1]
+    flipped = sum(len(set(unit["outcomes"])) > 1 for unit in repeated)
+    return {
+        "repeats": len(passes),
+        "success_rate_mean": statistics.fmean(rates),
+        "success_rate_std": statistics.stdev(rates) if len(rates) > 1 else None,
+        "flip_share": flipped / len(repeated) if repeated else None,
+        "flip_share" + CI_SUFFIX: wilson(flipped, len(repeated)),
+        "per_repeat": passes,
+    }
+
+
 def episode_metrics(records: Sequence[dict]) -> dict:
     """success_rate (overall and per task), mean steps to success, turn parse rate, env_failures; where the
-    environment reports them, step_success (turns matching a recorded step) and episode_progress."""
+    environment reports them, step_success (turns matching a recorded step) and episode_progress. Each rate and
+    mean has its 95% interval beside it (KEY_ci95) over episodes, the units: Wilson for success_rate when each
+    episode was played once, else a bootstrap over episodes (their repeats together), as for the numbers over
+    turns (turns of one episode are not independent) and the means. With repeats (records of several passes):
+    ``per_repeat`` success rates, success_rate_mean, success_rate_std (sample standard deviation over passes) and
+    flip_share (episodes whose outcome differs between repeats, with its Wilson interval)."""
 
     def summary(rows: Sequence[dict]) -> dict:
+        units = _instances(rows)
         wins = [row for row in rows if row["success"]]
         turns = [turn for row in rows for turn in row["turns"]]
+        once = all(unit["plays"] == 1 for unit in units)
         result = {
             "episodes": len(rows),
             "success_rate": len(wins) / len(rows) if rows else 0.0,
+            "success_rate" + CI_SUFFIX: wilson(len(wins), len(rows))
+            if once
+            else bootstrap_ratio(_column(units, "wins"), _column(units, "plays")),
             "mean_steps_to_success": sum(row["steps"] for row in wins) / len(wins) if wins else None,
+            "mean_steps_to_success" + CI_SUFFIX: bootstrap_ratio(_column(units, "win_steps"), _column(units, "wins")),
             "turn_parse_rate": sum(turn["parsed"] for turn in turns) / len(turns) if turns else 0.0,
+            "turn_parse_rate" + CI_SUFFIX: bootstrap_ratio(_column(units, "parsed"), _column(units, "turns")),
             "env_failures": sum(row.get("env_failure") is not None for row in rows),
         }
         matched = [turn["matched"] for turn in turns if turn["matched"] is not None]
         if matched:
             result["step_success"] = sum(matched) / len(matched)
+            result["step_success" + CI_SUFFIX] = bootstrap_ratio(_column(units, "matched"), _column(units, "judged"))
         if any(row["progress"] is not None for row in rows):
             result["episode_progress"] = sum(row["progress"] or 0.0 for row in rows) / len(rows)
+            result["episode_progress" + CI_SUFFIX] = bootstrap_ratio(
+                _column(units, "progress"), _column(units, "plays")
+            )
+        if len({row.get("repeat", 0) for row in rows}) > 1:
+            result |= _repeat_numbers(rows, units)
         return result
 
     tasks = sorted({row["task"] for row in records})
@@ -184,17 +279,33 @@ def save_picture(episode, path: Path) -> str:
     )
 
 
+# The overall metrics the report's table lists (with their intervals), in this order; the rest are other tables.
+REPORT_METRICS = (
+    "episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "step_success", "episode_progress",
+    "env_failures", "repeats", "success_rate_mean", "success_rate_std", "flip_share", "reused_episodes",
+)  # fmt: skip
+TASK_COLUMNS = ("episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate")
+
+
 def write_report(output_dir: Path, metrics: dict, records: Sequence[dict], settings: dict) -> Path:
-    lines = [f"# {settings['env_id']} evaluation of {settings['model_name_or_path']}", "", settings_lines(settings), ""]
-    lines += ["## Metrics", "", "| metric | value |", "|---|---|"]
-    lines += [f"| {key} | {number_text(value)} |" for key, value in metrics.items() if key != "per_task"]
-    lines += ["", "## Per task", "", "| task | episodes | success_rate | mean steps to success | turn parse rate |"]
-    lines.append("|---|---|---|---|---|")
+    lines = [f"# {settings['env_id']} evaluation of {settings['model_name_or_path']}", ""]
+    lines += [protocol_section(metrics["protocol"]), "", "## Settings", "", settings_lines(settings), ""]
+    lines += ["## Metrics", "", "95% intervals over episodes (see r1_gui.evaluation.episodes.episode_metrics).", ""]
+    lines.append(metrics_table(metrics, [key for key in REPORT_METRICS if key in metrics]))
+    if "per_repeat" in metrics:
+        lines += ["", "## Per repeat (pass r samples with seed + r)", "", "| repeat | episodes | success_rate |"]
+        lines.append("|---|---|---|")
+        for numbers in metrics["per_repeat"]:
+            lines.append(f"| {numbers['repeat']} | {numbers['episodes']} | {with_interval(numbers, 'success_rate')} |")
+    lines += [
+        "",
+        "## Per task",
+        "",
+        "| task | " + " | ".join(TASK_COLUMNS) + " |",
+        "|---" * (len(TASK_COLUMNS) + 1) + "|",
+    ]
     for task, row in metrics["per_task"].items():
-        steps = "-" if row["mean_steps_to_success"] is None else f"{row['mean_steps_to_success']:.1f}"
-        lines.append(
-            f"| {cell(task)} | {row['episodes']} | {row['success_rate']:.3f} | {steps} | {row['turn_parse_rate']:.3f} |"
-        )
+        lines.append(f"| {cell(task)} | " + " | ".join(with_interval(row, key) for key in TASK_COLUMNS) + " |")
     for outcome in (True, False):
         shown = [row for row in records if row["success"] == outcome and row["picture"]]
         lines += ["", f"## {'Successes' if outcome else 'Failures'}", ""]
@@ -224,18 +335,16 @@ def evaluate_episodes(
     config: EvalConfig | None = None,
     **overrides,
 ) -> dict:
-    """Play the planned episodes (resuming from OUTPUT_DIR/episodes.jsonl), write metrics.json and report.md, and
-    return the metrics. ``config``: how the checkpoint is asked (``EvalConfig``; the prompt style is mobile_use, as
-    multi-turn training's); ``overrides``: its fields as keywords."""
-    from tqdm import tqdm
-
-    from r1_gui.agent.loop import play_episodes
-    from r1_gui.evaluation.generate import make_generator
-
+    """Play the planned episodes (resuming from OUTPUT_DIR/episodes.jsonl), write metrics.json (the protocol card
+    first) and report.md, and return the metrics. ``config``: how the checkpoint is asked (``EvalConfig``; the prompt
+    style is mobile_use, as multi-turn training's; min/max pixels left None: the checkpoint's saved processor's);
+    ``overrides``: its fields as keywords. ``settings.repeats`` passes play the same episodes, pass r sampling with
+    seed + r."""
     settings = settings or EpisodeSettings()
     config = eval_config(config, **overrides).with_settings(
         prompt_style="mobile_use", coordinates="grid999", images_per_prompt=settings.history_images
     )
+    config, image, warnings = resolve_image_settings(config, model_name_or_path)
     output_dir = Path(output_dir)
     run = {
         "model_name_or_path": str(model_name_or_path),
@@ -249,13 +358,21 @@ def evaluate_episodes(
     fingerprint, model_files = model_record(model_name_or_path, earlier)
     run_config = {**run, "model_fingerprint": fingerprint, **model_files}
     check_resume(output_dir, earlier, run_config, EPISODE_RUN)
+    log_warnings(warnings)
+    if settings.repeats > 1 and config.temperature == 0:
+        logger.warning(
+            "--repeats %d with greedy decoding (--temperature 0): every pass gives the same answers on the same "
+            "episodes, so the repeats show only nondeterminism (batching, GPU kernels); sample (--temperature > 0) "
+            "to measure the spread of the model's sampling", settings.repeats,
+        )  # fmt: skip
 
     with EnvPool(settings.env_id, settings.env_kwargs, step_timeout=settings.env_step_timeout) as pool:
         try:
             described = pool.describe(seed=settings.seed_offset)
         except ValueError as error:
             raise EvaluationError(str(error)) from None
-        wanted = planned_resets(settings, described)
+        plan = planned_resets(settings, described)
+        wanted = [(task, seed, repeat) for repeat in range(settings.repeats) for task, seed in plan]
         if config.overwrite:
             clear_run(output_dir, EPISODE_RUN)
         write_run_config(output_dir, run_config)
@@ -270,39 +387,66 @@ def evaluate_episodes(
                 "go; --overwrite starts over", path, reused, len(wanted), len(todo),
             )  # fmt: skip
         if todo:
-            generator = make_generator(model_name_or_path, config)
-            policy, processor = GeneratorPolicy(generator), generator.processor
-            decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
-            shown = {True: 0, False: 0}
-            for row in records:
-                shown[row["success"]] += bool(row.get("picture"))
-            with RecordWriter(path) as writer, tqdm(total=len(todo), desc="episodes", unit="episode") as bar:
-                for start in range(0, len(todo), config.batch_size):
-                    batch = todo[start : start + config.batch_size]
-                    played = play_episodes(
-                        pool, batch, policy, processor, max_turns=settings.max_turns,
-                        history_images=settings.history_images, decode=decode, system=config.system_prompt,
-                    )  # fmt: skip
-                    lines = []
-                    for episode in played:
-                        picture = None
-                        if shown[episode.success] < settings.pictures:
-                            shown[episode.success] += 1
-                            name = f"{'success' if episode.success else 'failure'}_{episode_key(episode.task, episode.seed)}"
-                            picture = save_picture(episode, output_dir / PICTURES_DIR / f"{_safe(name)}.png")
-                            picture = str(Path(picture).relative_to(output_dir))
-                        lines.append(episode_record(episode, picture))
-                    writer.write(lines)
-                    records += lines
-                    bar.update(len(batch))
-                    bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
+            from r1_gui.evaluation.generate import make_generator
+
+            _play(pool, todo, make_generator(model_name_or_path, config), settings, output_dir, records)
     wanted_keys = {episode_key(*reset) for reset in wanted}
     records = [row for row in records if row["id"] in wanted_keys]
-    metrics = episode_metrics(records)
-    metrics["reused_episodes"] = reused
+    card = protocol_card(
+        "episodes",
+        config,
+        image=image,
+        history=episode_history(settings.max_turns, settings.history_images),
+        split=episode_split(settings.env_id, settings.env_kwargs, plan, settings.seed_offset, settings.repeats),
+        prompt_sha256=episode_prompt_sha256(settings.history_images, config.system_prompt),
+        model={"name_or_path": str(model_name_or_path), "fingerprint": fingerprint},
+        warnings=warnings,
+    )
+    metrics = {"protocol": card, **episode_metrics(records), "reused_episodes": reused}
     (output_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
-    write_report(output_dir, metrics, records, {**run, "episodes": len(wanted), "seed_offset": settings.seed_offset})
+    report_settings = {**run, "episodes": len(plan), "repeats": settings.repeats, "seed_offset": settings.seed_offset}
+    write_report(output_dir, metrics, records, report_settings)
     return metrics
+
+
+def _play(pool, todo: list[tuple], generator, settings: EpisodeSettings, output_dir: Path, records: list) -> None:
+    """Play ``todo`` ((task, seed, repeat) each), pass by pass (the sampler seeded with seed + repeat), in batches
+    of the generator's batch_size; append each batch's lines to episodes.jsonl and to ``records``."""
+    from tqdm import tqdm
+
+    from r1_gui.agent.loop import play_episodes
+
+    config = generator.config
+    policy, processor = GeneratorPolicy(generator), generator.processor
+    decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
+    shown = {True: 0, False: 0}
+    for row in records:
+        shown[row["success"]] += bool(row.get("picture"))
+    path = output_dir / EPISODES_FILE
+    with RecordWriter(path) as writer, tqdm(total=len(todo), desc="episodes", unit="episode") as bar:
+        for repeat in sorted({reset[2] for reset in todo}):
+            generator.reseed(config.seed + repeat)
+            this_pass = [(task, seed) for task, seed, pass_ in todo if pass_ == repeat]
+            for start in range(0, len(this_pass), config.batch_size):
+                batch = this_pass[start : start + config.batch_size]
+                played = play_episodes(
+                    pool, batch, policy, processor, max_turns=settings.max_turns,
+                    history_images=settings.history_images, decode=decode, system=config.system_prompt,
+                )  # fmt: skip
+                lines = []
+                for episode in played:
+                    picture = None
+                    if shown[episode.success] < settings.pictures:
+                        shown[episode.success] += 1
+                        key = episode_key(episode.task, episode.seed, repeat)
+                        name = f"{'success' if episode.success else 'failure'}_{key}"
+                        picture = save_picture(episode, output_dir / PICTURES_DIR / f"{_safe(name)}.png")
+                        picture = str(Path(picture).relative_to(output_dir))
+                    lines.append(episode_record(episode, picture, repeat))
+                writer.write(lines)
+                records += lines
+                bar.update(len(batch))
+                bar.set_postfix(success=f"{sum(r['success'] for r in records) / len(records):.2f}")
 
 
 def _safe(name: str) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from r1_gui.checkpoints import config_folder, load_model
 from r1_gui.evaluation.config import COORDINATE_CHOICES, EvalConfig, default, eval_config
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.protocol import log_warnings, resolve_image_settings
 from r1_gui.evaluation.samples import screen_size
 from r1_gui.gui_datasets import open_screenshot
 from r1_gui.prompts import (
@@ -70,8 +71,19 @@ def add_generation_arguments(parser) -> None:
         default=default("coordinates"),
         help="how the model writes points; auto: from the architecture and prompt style, as training",
     )
-    parser.add_argument("--min_pixels", type=int, default=default("min_pixels"), help="smallest screenshot area")
-    parser.add_argument("--max_pixels", type=int, default=default("max_pixels"), help="largest screenshot area")
+    add_pixel_arguments(parser)
+
+
+def add_pixel_arguments(parser) -> None:
+    """--min_pixels and --max_pixels: left out, the checkpoint's saved processor's (what training used)."""
+    for bound, what in (("min_pixels", "smallest"), ("max_pixels", "largest")):
+        parser.add_argument(
+            f"--{bound}",
+            type=int,
+            default=default(bound),
+            help=f"{what} screenshot area (default: the checkpoint's saved processor's, as in training; a value "
+            "that differs from it is warned about and recorded in the protocol card)",
+        )
 
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:
@@ -129,9 +141,12 @@ class _Generator:
     ):
         from r1_gui.processing import CHAT_TEMPLATE, load_processor
 
-        config = eval_config(config, **settings)
         self.model_name_or_path = str(model_name_or_path)
         self.model_type = model_type_of(model_name_or_path)
+        config = eval_config(config, **settings)
+        if config.min_pixels is None or config.max_pixels is None:  # the checkpoint's saved bounds
+            config, _, warnings = resolve_image_settings(config, model_name_or_path)
+            log_warnings(warnings)
         self.config = config = resolve_prompting(config, self.model_type)
         self.processor = load_processor(
             model_name_or_path,
@@ -195,6 +210,10 @@ class _Generator:
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         raise NotImplementedError
 
+    def reseed(self, seed: int) -> None:
+        """Seed the sampler again (episode evaluation's repeats: pass r samples with seed + r)."""
+        raise NotImplementedError
+
     def generate_turns(self, inputs: Sequence) -> list[list[int]]:
         """The answer token ids (up to and including the stop token) of one episode turn per input, each an
         `r1_gui.agent.loop.TurnInput` (its context already tokenized, or its messages and screenshots)."""
@@ -228,7 +247,12 @@ class HFGenerator(_Generator):
         apply_vision_attention(self.model, self.config.vision_attention, self.device.type)
         tokenizer = self.processor.tokenizer
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
-        torch.manual_seed(self.config.seed)
+        self.reseed(self.config.seed)
+
+    def reseed(self, seed: int) -> None:
+        import torch
+
+        torch.manual_seed(seed)
 
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         import torch
@@ -305,6 +329,9 @@ class VLLMGenerator(_Generator):
             skip_special_tokens=True,
             seed=config.seed,
         )
+
+    def reseed(self, seed: int) -> None:
+        self.sampling_params.seed = seed
 
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         texts, screenshots = self._inputs(rows)

@@ -34,6 +34,7 @@ from typing import Any
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
 from r1_gui.actions.guir1_rows import number_list
+from r1_gui.evaluation.intervals import CI_SUFFIX, wilson
 from r1_gui.scoring.guir1 import GUIR1_TEXT_F1, guir1_text, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")
@@ -105,16 +106,13 @@ def navigation_numbers(lines: Sequence[dict]) -> dict[str, Any]:
                 categories.setdefault((kind, name), []).append(hits[kind])
     counted = {key: values for key, values in categories.items() if any(values)}
 
-    def total(*kinds: str) -> float | None:
+    numbers: dict[str, Any] = {}
+    for name, kinds in (("guir1_type_accuracy", ("type",)), ("guir1_grounding_accuracy", ("grounding",)),
+                        ("guir1_text_accuracy", ("text",)), ("guir1_step_accuracy", ("grounding", "text"))):  # fmt: skip
         chosen = [values for (kind, _), values in counted.items() if kind in kinds]
-        return share(sum(sum(values) for values in chosen), sum(len(values) for values in chosen))
-
-    return {
-        "guir1_type_accuracy": total("type"),
-        "guir1_grounding_accuracy": total("grounding"),
-        "guir1_text_accuracy": total("text"),
-        "guir1_step_accuracy": total("grounding", "text"),
-    }
+        hits, count = sum(sum(values) for values in chosen), sum(len(values) for values in chosen)
+        numbers[name], numbers[name + CI_SUFFIX] = share(hits, count), wilson(hits, count)
+    return numbers
 
 
 def grounding_numbers(lines: Sequence[dict]) -> dict[str, Any]:
@@ -125,7 +123,10 @@ def grounding_numbers(lines: Sequence[dict]) -> dict[str, Any]:
         category = f"{fields.get('group')}-{fields.get('ui_type')}"
         by_category.setdefault(category, []).append(grounding_hit(fields))
     every = [hit for hits in by_category.values() for hit in hits]
+    categories = sorted(by_category.items())
     return {
         "guir1_accuracy": share(sum(every), len(every)),
-        "guir1_per_category": {name: share(sum(hits), len(hits)) for name, hits in sorted(by_category.items())},
+        "guir1_accuracy" + CI_SUFFIX: wilson(sum(every), len(every)),
+        "guir1_per_category": {name: share(sum(hits), len(hits)) for name, hits in categories},
+        "guir1_per_category" + CI_SUFFIX: {name: wilson(sum(hits), len(hits)) for name, hits in categories},
     }

@@ -34,7 +34,9 @@ from r1_gui.evaluation.benchmarks import (
     load_benchmark,
     read_table,
 )
+from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.protocol import protocol_card, step_history, step_split
 from r1_gui.evaluation.runner import scored_record, write_scored_run
 from r1_gui.evaluation.samples import load_samples
 
@@ -92,7 +94,10 @@ def score_guir1_predictions(
     source = str(Path(dataset)) if dataset is not None else str(path)
     settings = {"predictions": str(path), "dataset": source, "benchmark": benchmark, "format": "guir1"}
     gallery_size = gallery_size if dataset is not None else 0  # screenshots come only with the test file
-    return write_scored_run(Path(output_dir), rows, samples, records, settings, overwrite, gallery_size, benchmark)
+    card = guir1_card(rows, samples, Path(source))
+    return write_scored_run(
+        Path(output_dir), rows, samples, records, settings, overwrite, gallery_size, benchmark, card
+    )
 
 
 def check_same_rows(lines: list[dict], path: Path, test_rows: list[dict], test_path: Path) -> None:
@@ -118,3 +123,22 @@ def _comparable(value):
     """A field as both files may write it: boxes and points as float lists (JSON text or a list), texts stripped."""
     numbers = number_list(value)
     return numbers if numbers else (value.strip() if isinstance(value, str) else value)
+
+
+def guir1_card(rows: list[dict], samples, path: Path) -> dict:
+    """The protocol card of a GUI-R1 inference output: its points are original pixels, its prompt and decoding
+    GUI-R1's (unknown here), its rows the file's."""
+    made_there = "GUI-R1's inference (not recorded in its output)"
+    image = {"min_pixels": None, "max_pixels": None, "min_pixels_from": made_there, "max_pixels_from": made_there,
+             "checkpoint": None, "resize": "none here: pred_coord is in pixels of the original screenshot",
+             "factor": None}  # fmt: skip
+    return protocol_card(
+        "guir1_predictions",
+        EvalConfig(coordinates="pixels"),
+        image=image,
+        history=step_history([sample.problem for sample in samples]),
+        split=step_split(rows, len(samples), str(path), None),
+        prompt_sha256=None,
+        prompt={"style": "GUI-R1's inference (pred_action, pred_coord, pred_input_text)", "sha256": None},
+        generated=False,
+    )

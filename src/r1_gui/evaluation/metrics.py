@@ -19,6 +19,7 @@ from typing import Any
 
 from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action, original_call
 from r1_gui.actions.completion import original_solution_call
+from r1_gui.evaluation.intervals import CI_SUFFIX, wilson
 from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
@@ -87,10 +88,12 @@ def score_output(
 
 def _rates(records: Sequence[dict]) -> dict[str, Any]:
     count = len(records)
-    parsed = sum(record.get("prediction") is not None for record in records)
-    rates: dict[str, Any] = {"num_samples": count, "parse_rate": parsed / count if count else 0.0}
-    for metric, score in METRICS.items():
-        rates[metric] = sum(bool(record["scores"][score]) for record in records) / count if count else 0.0
+    hits = {"parse_rate": sum(record.get("prediction") is not None for record in records)}
+    hits |= {metric: sum(bool(record["scores"][score]) for record in records) for metric, score in METRICS.items()}
+    rates: dict[str, Any] = {"num_samples": count}
+    for metric, hit_count in hits.items():
+        rates[metric] = hit_count / count if count else 0.0
+        rates[metric + CI_SUFFIX] = wilson(hit_count, count)
     return rates
 
 
@@ -105,7 +108,8 @@ def type_order(types: Iterable[str]) -> list[str]:
 def aggregate(records: Sequence[dict]) -> dict[str, Any]:
     """The metrics of scored records (predictions.jsonl lines: "ground_truth", "prediction" dicts and "scores").
 
-    Returns num_samples, parse_rate and every metric of ``METRICS`` as fractions in [0, 1]; ``num_errors``
+    Returns num_samples, parse_rate and every metric of ``METRICS`` as fractions in [0, 1], each with its 95%
+    Wilson interval over the samples beside it (``KEY_ci95``: [low, high], None without samples); ``num_errors``
     (samples that failed, e.g. a missing image: counted as wrong); ``per_type``, the same numbers for each
     ground-truth action type; and ``confusion_matrix`` {ground-truth type: {predicted type: count}}, every row
     with the same columns: each predicted type seen, then "unparsed" (outputs without an action, failed samples).

@@ -16,6 +16,7 @@ from typing import Any
 
 from r1_gui.actions import Action, format_action
 from r1_gui.evaluation.benchmarks import benchmark_tables
+from r1_gui.evaluation.intervals import CI_SUFFIX, interval_text
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
 from r1_gui.evaluation.samples import Sample, image_reference
 from r1_gui.gui_datasets import open_screenshot
@@ -50,28 +51,79 @@ def number_text(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
+def with_interval(numbers: dict, key: str) -> str:
+    """``numbers[key]`` and, when ``numbers`` has one, its 95% interval: "0.5000 [0.2366, 0.7634]"."""
+    value = "-" if numbers.get(key) is None else number_text(numbers[key])
+    return value + (f" {interval_text(numbers[key + CI_SUFFIX])}" if key + CI_SUFFIX in numbers else "")
+
+
 def settings_lines(settings: dict) -> str:
     """The run's settings as a markdown list, each value one escaped line (the top of every report.md)."""
     return "\n".join(f"- {key}: {cell(value, OUTPUT_CHARS)}" for key, value in settings.items())
 
 
-def metrics_table(metrics: dict) -> str:
-    """| metric | value | for the overall numbers."""
-    lines = ["| metric | value |", "|---|---|"]
-    for key in ("num_samples", "parse_rate", *METRICS, "num_errors"):
-        lines.append(f"| {key} | {number_text(metrics[key])} |")
+def _card_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {_card_value(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        return ", ".join(_card_value(item) for item in value) or "none"
+    return str(value)
+
+
+def protocol_section(card: dict) -> str:
+    """The protocol card (``evaluation.protocol``) as a markdown list: the top of every report.md."""
+    lines = ["## Protocol", "", "What these numbers were measured under (metrics.json, key `protocol`).", ""]
+    for key, value in card.items():
+        if key == "warnings":
+            continue
+        lines.append(f"- {key}: {cell(_card_value(value))}")
+    lines += [f"- **warning**: {cell(warning)}" for warning in card.get("warnings", [])]
+    return "\n".join(lines)
+
+
+def card_line(card: dict) -> str:
+    """The card in one line, for the console: what a reader checks before comparing two numbers."""
+    image, split, decode = card["image"], card["split"], card.get("decoding")
+    prompt = card["prompt"]
+    parts = [
+        f"protocol: {card['evaluation']}" + (f" (preset {card['preset']})" if card.get("preset") else ""),
+        f"prompt {prompt['style']}" + (f" {prompt['sha256'][:12]}" if prompt.get("sha256") else ""),
+        f"coordinates {card['coordinates']}",
+        f"pixels {image['min_pixels']}..{image['max_pixels']} (min from {image['min_pixels_from']}, max from "
+        f"{image['max_pixels_from']})",
+        f"{split.get('rows', split.get('episodes'))} {'rows' if 'rows' in split else 'episodes'} "
+        f"{str(split.get('sha256'))[:12]}",
+    ]
+    if decode:
+        parts.append(
+            ("greedy" if decode["greedy"] else f"temperature {decode['temperature']}")
+            + f", {decode['max_new_tokens']} new tokens"
+        )
+    return "; ".join(parts)
+
+
+STEP_METRIC_ROWS = ("num_samples", "parse_rate", *METRICS, "num_errors")
+
+
+def metrics_table(metrics: dict, keys: Sequence[str] = STEP_METRIC_ROWS) -> str:
+    """| metric | value | 95% interval | for the overall numbers ``keys`` (a step evaluation's by default)."""
+    lines = ["| metric | value | 95% interval |", "|---|---|---|"]
+    for key in keys:
+        interval = interval_text(metrics[key + CI_SUFFIX]) if key + CI_SUFFIX in metrics else ""
+        value = "-" if metrics[key] is None else number_text(metrics[key])
+        lines.append(f"| {key} | {value} | {interval} |")
     return "\n".join(lines)
 
 
 def per_type_table(metrics: dict) -> str:
-    """One row per ground-truth action type: samples, parse rate and every metric."""
+    """One row per ground-truth action type: samples, parse rate and every metric with its 95% interval."""
     lines = [
         "| ground truth | " + " | ".join(PER_TYPE_TABLE_COLUMNS.values()) + " |",
         "|---" * (len(PER_TYPE_TABLE_COLUMNS) + 1) + "|",
     ]
     for action_type, numbers in metrics["per_type"].items():
         lines.append(
-            f"| {action_type} | " + " | ".join(number_text(numbers[key]) for key in PER_TYPE_TABLE_COLUMNS) + " |"
+            f"| {action_type} | " + " | ".join(with_interval(numbers, key) for key in PER_TYPE_TABLE_COLUMNS) + " |"
         )
     return "\n".join(lines)
 
@@ -174,11 +226,15 @@ def write_report(
     settings: dict,
     gallery_size: int,
 ) -> Path:
-    """OUTPUT_DIR/report.md: settings, metrics, per-type table, confusion matrix, unparsed outputs, gallery."""
+    """OUTPUT_DIR/report.md: the protocol card, settings, metrics, per-type table, confusion matrix, unparsed
+    outputs, gallery."""
     pictures = write_gallery(output_dir, records, samples, rows, gallery_size) if gallery_size > 0 else []
     source = settings.get("model_name_or_path") or settings.get("predictions")
     parts = [
         f"# {settings.get('benchmark') or 'AITW'} evaluation: {source}",
+        "",
+        *([protocol_section(metrics["protocol"]), ""] if "protocol" in metrics else []),
+        "## Settings",
         "",
         settings_lines(settings),
         "",
@@ -212,6 +268,7 @@ def write_report(
 
 
 def summary(metrics: dict) -> str:
-    """The CLI's closing text: the overall table and the per-type table."""
+    """The CLI's closing text: the protocol in one line, the overall table and the per-type table (95% intervals)."""
     text = f"{metrics_table(metrics)}\n\n{per_type_table(metrics)}"
+    text = (f"{card_line(metrics['protocol'])}\n\n" if "protocol" in metrics else "") + text
     return text + (f"\n\n{benchmark_tables(metrics['benchmark'])}" if "benchmark" in metrics else "")

@@ -45,6 +45,14 @@ from r1_gui.evaluation.predictions_file import (
     read_records,
     write_records,
 )
+from r1_gui.evaluation.protocol import (
+    log_warnings,
+    protocol_card,
+    resolve_image_settings,
+    step_history,
+    step_prompt_sha256,
+    step_split,
+)
 from r1_gui.evaluation.report import write_report
 from r1_gui.evaluation.resume import (
     METRICS_FILE,
@@ -160,16 +168,22 @@ def _all_ids(rows) -> list[str]:
 
 
 def _finish(
-    output_dir: Path, rows, samples: Sequence[Sample], settings: dict, gallery_size: int, benchmark: str | None = None
+    output_dir: Path,
+    rows,
+    samples: Sequence[Sample],
+    settings: dict,
+    gallery_size: int,
+    benchmark: str | None,
+    card: dict,
 ) -> dict:
-    """Metrics, report and gallery from predictions.jsonl, for this run's samples (``benchmark``: its metrics too,
-    under "benchmark")."""
+    """Metrics, report and gallery from predictions.jsonl, for this run's samples: the protocol ``card`` first,
+    then the metrics (``benchmark``: its metrics too, under "benchmark")."""
     by_id = {record["id"]: record for record in read_records(output_dir / PREDICTIONS_FILE)}
     missing = [sample.id for sample in samples if sample.id not in by_id]
     if missing:
         raise EvaluationError(f"{output_dir / PREDICTIONS_FILE} lacks {len(missing)} samples, e.g. {missing[:3]}")
     records = [by_id[sample.id] for sample in samples]
-    metrics = aggregate(records)
+    metrics = {"protocol": card, **aggregate(records)}
     if benchmark is not None:
         metrics["benchmark"] = benchmark_metrics(benchmark, records, rows)
     (output_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
@@ -201,12 +215,13 @@ def evaluate(
     deletes the earlier evaluation files (``RUN_FILES``, the gallery's PNGs) and starts over. ``benchmark``
     (``benchmarks.BENCHMARKS``): ``dataset`` is that benchmark's GUI-R1-format test file, and its metrics are added.
     """
-    config = eval_config(config, **overrides)
+    config = unresolved = eval_config(config, **overrides)
     if config.backend == "vllm":
         require_vllm()
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples, required=("id", "image", "problem", "solution"))
     config = resolve_prompting(config, model_type_of(model_name_or_path))
+    config, image, warnings = resolve_image_settings(config, model_name_or_path)
     settings = {
         "model_name_or_path": str(Path(model_name_or_path)),
         "dataset": source,
@@ -228,6 +243,7 @@ def evaluate(
     settings |= {"model_fingerprint": fingerprint, "dataset_fingerprint": dataset_fingerprint(rows)}
     run_config = {**settings, **model_files}
     check_resume(output_dir, earlier, run_config)
+    log_warnings(warnings)
     if config.overwrite:
         clear_run(output_dir)
     write_run_config(output_dir, run_config)
@@ -235,7 +251,20 @@ def evaluate(
     if pending:
         generator = make_generator(model_name_or_path, config)
         generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, config.batch_size)
-    return _finish(output_dir, rows, samples, settings, config.gallery_size, config.benchmark)
+    card = protocol_card(
+        "benchmark" if config.benchmark else "steps",
+        config,
+        image=image,
+        history=step_history([sample.problem for sample in samples]),
+        split=step_split(
+            rows, len(samples), source, None if config.benchmark else split, settings["dataset_fingerprint"]
+        ),
+        prompt_sha256=step_prompt_sha256(config.prompt_style, config.coordinates, config.system_prompt),
+        model={"name_or_path": str(model_name_or_path), "fingerprint": fingerprint},
+        unresolved=unresolved,
+        warnings=warnings,
+    )
+    return _finish(output_dir, rows, samples, settings, config.gallery_size, config.benchmark, card)
 
 
 def _pending(path: Path, samples: Sequence[Sample]) -> list[Sample]:
@@ -306,11 +335,11 @@ def evaluate_predictions(
     ``default_coordinates`` for an unknown architecture (aguvis: normalized, think_answer: grid1000, mobile_use: grid999); "pixels" opens each screenshot
     for its size.
     """
-    config = eval_config(config, **overrides)
+    config = unresolved = eval_config(config, **overrides)
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples)
     outputs = read_predictions_file(predictions, _all_ids(rows))
-    config = resolve_prompting(config, None)
+    config, image, warnings = resolve_image_settings(resolve_prompting(config, None))
     coordinates = config.coordinates
     min_pixels, max_pixels = config.min_pixels, config.max_pixels
     settings = {
@@ -324,12 +353,24 @@ def evaluate_predictions(
         **({"benchmark": config.benchmark} if config.benchmark else {}),
     }
     output_dir = Path(output_dir)
+    log_warnings(warnings)
     records = _score_outputs(rows, samples, outputs, coordinates, min_pixels, max_pixels)
     ignored = len(set(outputs) - {sample.id for sample in samples})
     if ignored:
         logger.info("%d predictions are for rows beyond --max_samples; ignored", ignored)
+    card = protocol_card(
+        "predictions",
+        config,
+        image=image,
+        history=step_history([sample.problem for sample in samples]),
+        split=step_split(rows, len(samples), source, None if config.benchmark else split),
+        prompt_sha256=None,  # written by whoever made the predictions
+        generated=False,
+        unresolved=unresolved,
+        warnings=warnings,
+    )
     return write_scored_run(
-        output_dir, rows, samples, records, settings, config.overwrite, config.gallery_size, config.benchmark
+        output_dir, rows, samples, records, settings, config.overwrite, config.gallery_size, config.benchmark, card
     )
 
 
@@ -341,10 +382,11 @@ def write_scored_run(
     settings: dict,
     overwrite: bool,
     gallery_size: int,
-    benchmark: str | None = None,
+    benchmark: str | None,
+    card: dict,
 ) -> dict:
     """Write the scored records of a predictions file as a run into ``output_dir`` (predictions.jsonl rewritten
-    atomically, run_config.json, then ``_finish``'s files); returns the metrics. A folder holding a model run's (or
+    atomically, run_config.json, then ``_finish``'s files, with the protocol ``card``); returns the metrics. A folder holding a model run's (or
     unknown) predictions is refused unless ``overwrite``, which first deletes the earlier run's files: so read the
     predictions before calling it, they may be this very folder's predictions.jsonl."""
     if overwrite:
@@ -353,7 +395,7 @@ def write_scored_run(
         check_kind(output_dir, earlier_run(output_dir), "predictions")
     write_records(output_dir / PREDICTIONS_FILE, records)  # atomic: predictions may be this very file
     write_run_config(output_dir, settings)
-    return _finish(output_dir, rows, samples, settings, gallery_size, benchmark)
+    return _finish(output_dir, rows, samples, settings, gallery_size, benchmark, card)
 
 
 def score_predictions(
