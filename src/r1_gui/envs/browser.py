@@ -240,6 +240,8 @@ class Browser:
     def close(self) -> None:
         """End chromedriver and every Chromium process of this browser, and remove its user-data-dir. Idempotent;
         never raises."""
+        if self.driver is None and self.service is None and self.user_data_dir is None:
+            return  # never started, or closed already
         driver, self.driver = self.driver, None
         if driver is not None:
             try:

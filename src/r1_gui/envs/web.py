@@ -244,11 +244,6 @@ class WebEnv(gym.Env):
         self.browser.close()
         self._page_task = None
 
-    def __del__(self):
-        browser = getattr(self, "browser", None)
-        if browser is not None:
-            browser.close()
-
     # -- the browser ---------------------------------------------------------------------------------------------
 
     def _start_episode(self, task: str, seed: int) -> None:
