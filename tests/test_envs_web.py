@@ -21,7 +21,7 @@ from r1_gui.actions import Action, format_action
 from r1_gui.envs.browser import BrowserError, find_binaries, process_table
 from r1_gui.envs.contract import INFO_KEYS, check_env, declared_tasks, make_env
 from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
-from r1_gui.envs.web_expert import EXPERT_TASKS, Page, fill, find, read_page
+from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page
 
 # The tasks issue 31 names; the expert must solve each (the README lists its rate over 100 seeds).
 NAMED_TASKS = (
@@ -145,6 +145,25 @@ def test_fill_makes_a_field_hold_the_text(value, focused, selection, expected):
     assert fill(page, field(value, focused), "Kasie") == expected
 
 
+def box(left, top, width, height) -> SimpleNamespace:
+    return SimpleNamespace(left=left, top=top, width=width, height=height)
+
+
+@pytest.mark.parametrize(
+    "covers, expected",
+    [
+        ([], (60, 100)),  # nothing over it: the centre
+        ([box(100, 0, 40, 40)], (60, 100)),  # a cover elsewhere: still the centre
+        ([box(50, 85, 40, 40)], (45, 100)),  # the centre and all but its left strip hidden: the free point nearest it
+        ([box(0, 0, 160, 210)], (60, 100)),  # all of it hidden: the centre all the same
+    ],
+)
+def test_click_uncovered_avoids_what_is_painted_over_the_target(covers, expected):
+    page = Page("click-test-2", {"target": "ONE"}, [])
+    action = click_uncovered(page, box(40, 80, 40, 40), covers)
+    assert (action.x * 160, action.y * 210) == pytest.approx(expected)
+
+
 # ---------------------------------------------------------------------------------------- in a browser
 
 
@@ -163,6 +182,18 @@ def test_the_expert_succeeds(web, task):
     for seed in range(3):
         info = play_expert(web, task, seed)
         assert info["success"] and info["raw_reward"] > 0, f"{task} seed {seed}: {info}"
+
+
+@needs_browser
+@pytest.mark.parametrize("task", ["click-test-2", "click-button-sequence"])
+def test_the_expert_clicks_a_button_half_hidden_by_another(web, task):
+    for seed in (6, 13):  # seeds whose button ONE has its centre under button TWO (found with click-test-2)
+        web.reset(seed=seed, options={"task": task})
+        page = read_page(web.unwrapped.browser, task)
+        one, two = find(page, "button", text="ONE"), find(page, "button", text="TWO")
+        centre = (one.left + one.width / 2, one.top + one.height / 2)
+        assert two.left <= centre[0] <= two.left + two.width and two.top <= centre[1] <= two.top + two.height
+        assert play_expert(web, task, seed)["success"], f"{task} seed {seed}"
 
 
 @needs_browser

@@ -42,7 +42,7 @@ var active = document.activeElement, selection = null;
 try {
   if (active && typeof active.selectionStart === 'number') selection = [active.selectionStart, active.selectionEnd];
 } catch (error) {}
-return [core.getDOMInfo(), selection, %s];
+return [core.getDOMInfo(), selection, %s, core.getUtterance()];
 """
 
 
@@ -51,8 +51,7 @@ def read_page(browser, task: str) -> Page:
     from miniwob.dom import DOMElement
     from miniwob.fields import get_field_extractor
 
-    dom, selection, state = browser.run(PAGE_SCRIPT % STATE_SCRIPTS.get(task, "null"))
-    utterance = browser.run("return core.getUtterance();")
+    dom, selection, state, utterance = browser.run(PAGE_SCRIPT % STATE_SCRIPTS.get(task, "null"))
     try:
         fields = dict(get_field_extractor(task)(utterance))
     except ValueError:  # MiniWoB's extractor does not know this utterance
@@ -71,6 +70,32 @@ def click(page: Page, element) -> Action | None:
     if not (0 <= x < width and 0 <= y < height):
         return None
     return Action("click", x=x / width, y=y / height)
+
+
+def click_uncovered(page: Page, element, covers: list) -> Action | None:
+    """A click on the point of `element` nearest its centre that none of `covers` (elements painted over it, such as
+    a later absolutely placed button) hides; its centre when every point is hidden."""
+    if element is None:
+        return None
+    width, height = page.size
+    shares = sorted((i / 8 for i in range(1, 8)), key=lambda share: abs(share - 0.5))
+    points = sorted(
+        ((element.left + a * element.width, element.top + b * element.height) for a in shares for b in shares),
+        key=lambda point: (
+            (point[0] - element.left - element.width / 2) ** 2 + (point[1] - element.top - element.height / 2) ** 2
+        ),
+    )
+    for x, y in points:
+        hidden = any(c.left - 1 <= x <= c.left + c.width + 1 and c.top - 1 <= y <= c.top + c.height + 1 for c in covers)
+        if not hidden and 0 <= x < width and 0 <= y < height:
+            return Action("click", x=x / width, y=y / height)
+    return click(page, element)
+
+
+def later_buttons(page: Page, element) -> list:
+    """The buttons after `element` in the page: positioned absolutely (click-test-2), they are painted over it."""
+    index = next(i for i, other in enumerate(page.elements) if other is element)
+    return [other for other in page.elements[index + 1 :] if other.tag == "button"]
 
 
 def find(page: Page, tag: str | None = None, *, text: str | None = None, id: str | None = None, classes: str = ""):
@@ -135,8 +160,14 @@ def _button_named(page):
     return click(page, find(page, "button", text=page.fields.get("target")))
 
 
+def _button_overlapped(page):  # click-test-2's two buttons are placed at random and may overlap
+    button = find(page, "button", text=page.fields.get("target"))
+    return click_uncovered(page, button, later_buttons(page, button)) if button is not None else None
+
+
 def _button_sequence(page):
-    return click(page, find(page, "button", id="subbtn2" if "subbtn" in (page.state or []) else "subbtn"))
+    button = find(page, "button", id="subbtn2" if "subbtn" in (page.state or []) else "subbtn")
+    return click_uncovered(page, button, later_buttons(page, button)) if button is not None else None
 
 
 def _link(page):
@@ -211,7 +242,7 @@ def _login_user(page):
 
 EXPERTS: dict[str, Callable[[Page], Action | None]] = {
     "click-test": _click_test,
-    "click-test-2": _button_named,
+    "click-test-2": _button_overlapped,
     "click-button": _button_named,
     "click-button-sequence": _button_sequence,
     "click-link": _link,
