@@ -308,6 +308,19 @@ def test_points_in_every_coordinate_system_hit_the_same_button(style, coordinate
 
 
 @needs_browser
+def test_miniwobs_own_page_timer_when_asked_for():
+    env = make_env("r1_gui/Web-v0", {"task": "click-test", "page_timeout_s": 0.3})
+    try:
+        _, info = env.reset(seed=0)
+        time.sleep(0.6)  # the page's timer runs out: MiniWoB ends its episode with -1 and shows its START cover
+        _, reward, terminated, _, info = env.step(info["expert_action"])
+        assert (reward, terminated, info["success"], info["raw_reward"]) == (0.0, True, False, -1.0)
+        assert env.unwrapped.browser.run("return WOB_DONE_GLOBAL;")  # the click did not start a new page episode
+    finally:
+        env.close()
+
+
+@needs_browser
 def test_the_browser_lives_in_the_callers_process_group(web):
     """What a pool's kill of a worker's process group reaches: chromedriver and every Chromium process."""
     web.reset(seed=0, options={"task": "click-test"})

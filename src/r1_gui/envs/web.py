@@ -202,6 +202,7 @@ class WebEnv(gym.Env):
         if task not in self.tasks:
             raise ValueError(f"unknown task {task!r}; this environment's tasks: {', '.join(self.tasks)}")
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**31))
+        self._ended = True  # until the new episode has started
         try:
             self._start_episode(task, episode_seed)
         except BrowserError as error:  # died between episodes: one fresh browser, then give up
@@ -209,7 +210,7 @@ class WebEnv(gym.Env):
             self._discard_browser()
             self._start_episode(task, episode_seed)
         self.task, self._steps, self._ended = task, 0, False
-        self._screenshot = self._capture()
+        self._screenshot = self._capture_or_discard()
         return self._observation(), self._info(success=False, parsed=None, error=None, raw_reward=0.0)
 
     def step(self, action):
@@ -223,7 +224,9 @@ class WebEnv(gym.Env):
             parsed, error, terminated = None, "the episode has ended; call reset()", True
         elif parsed is not None:
             try:
-                error = self._perform(parsed)
+                done = self.page_timer_ms != NO_PAGE_TIMER_MS and self.browser.run(STATE_SCRIPT)[0]
+                if not done:  # (a page whose own timer ran out shows its START cover: a click would start anew)
+                    error = self._perform(parsed)
                 done, raw_reward, _, _ = self.browser.run(STATE_SCRIPT)
             except BrowserError:
                 self._discard_browser()
