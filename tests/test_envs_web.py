@@ -371,11 +371,10 @@ def test_a_killed_python_leaves_no_browser(tmp_path):
         time.sleep(120)
         """
     )
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    try:
-        pids = [int(pid) for pid in child.stdout.readline().split()]
-        assert len(pids) >= 3
-    finally:
-        child.kill()
-        child.wait()
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as child:
+        try:
+            pids = [int(pid) for pid in child.stdout.readline().split()]
+            assert len(pids) >= 3
+        finally:
+            child.kill()  # SIGKILL: no atexit, no close()
     assert gone_soon(pids) == []
