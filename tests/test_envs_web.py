@@ -348,6 +348,24 @@ def test_a_browser_killed_mid_episode_is_replaced(web, victim):
 
 
 @needs_browser
+def test_a_page_that_stops_answering_is_a_browser_failure():
+    env = make_env("r1_gui/Web-v0", {"task": "click-test"})
+    browser = env.unwrapped.browser
+    browser.command_timeout_s = 2.0  # (10 s by default) read when a browser starts
+    try:
+        env.reset(seed=0)
+        browser.run("setTimeout(function () { while (true) {} }, 50); return 1;")  # the page's script never ends
+        time.sleep(0.2)
+        old = browser.pids()
+        with pytest.raises(BrowserError, match="did not answer in 2 s"):
+            env.step(Action("click", x=0.01, y=0.01))
+        assert gone_soon(old) == []
+        assert play_expert(env, "click-test", 0)["success"]  # the next reset starts a fresh browser
+    finally:
+        env.close()
+
+
+@needs_browser
 def test_close_leaves_no_process():
     env = make_env("r1_gui/Web-v0", {"task": "click-test"})
     env.reset(seed=0)

@@ -26,9 +26,10 @@ calls no setsid), so killing a worker's process group ends the whole browser. Wh
   chromedriver, so a browser started from another thread goes without it: `close()` and atexit still end it.)
 - atexit and `__del__` call `close()` as a backstop.
 
-A call that fails because the browser is gone (Chromium or chromedriver killed, the session lost) raises
-`BrowserError`; one the page refuses while the browser lives (a key chromedriver cannot send) raises the original
-`WebDriverException`, which the environment reports as the step's error.
+A call that fails because the browser is gone (Chromium or chromedriver killed, the session lost) or the page
+stopped answering (a script or page load past `command_timeout_s`, 10 s by default) raises `BrowserError`; one the
+page refuses while the browser lives (a key chromedriver cannot send) raises the original `WebDriverException`,
+which the environment reports as the step's error.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ CHROMIUM_FLAGS = (
 INSTALL_HINT = "install them with: apt-get update && apt-get install -y chromium chromium-driver (or: bash setup.sh)"
 LONG_PRESS_S = 0.6
 DRAG_MOVES = 5
-PAGE_TIMEOUT_S = 20.0
+PAGE_TIMEOUT_S = 10.0  # a MiniWoB page loads in well under a second and its scripts take milliseconds
 _PR_SET_PDEATHSIG = 1
 
 
@@ -150,6 +151,10 @@ def _kill(pids: Iterable[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _first_line(error: Exception) -> str:
+    return (getattr(error, "msg", None) or str(error) or repr(error)).strip().splitlines()[0]
 
 
 def _die_with_parent() -> Callable[[], None]:
@@ -281,12 +286,18 @@ class Browser:
         exception when the page refused it while the browser lives."""
         if self.driver is None:
             raise BrowserError("the browser is not running; reset() starts it")
+        from selenium.common.exceptions import TimeoutException
+
         try:
             return function()
+        except TimeoutException as error:  # the renderer stopped answering (a page stuck in a loop): as good as dead
+            raise BrowserError(
+                f"the page did not answer in {self.command_timeout_s:g} s: {_first_line(error)}"
+            ) from error
         except Exception as error:
             if self.alive():
                 raise
-            raise BrowserError(f"the browser died: {type(error).__name__}: {str(error).splitlines()[0:1]}") from error
+            raise BrowserError(f"the browser died: {type(error).__name__}: {_first_line(error)}") from error
 
     # -- page ----------------------------------------------------------------------------------------------------
 

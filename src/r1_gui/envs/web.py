@@ -35,7 +35,8 @@ bounds an episode, so a slow model is not failed by the clock.
 
 **The browser dies**: a step or reset that finds it gone (Chromium or chromedriver killed, the session lost)
 raises `BrowserError` (an environment failure, not model output: a pool counts it as such), and the next reset
-starts a fresh browser. A hung page is the caller's to time out (r1_gui.envs.pool).
+starts a fresh browser. So does a page that stops answering (a script or load past the browser's 10 s command
+timeout); a pool's own per-step timeout (r1_gui.envs.pool) may well be shorter.
 """
 
 from __future__ import annotations
