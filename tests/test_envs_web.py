@@ -101,6 +101,7 @@ def play_expert(env, task: str, seed: int) -> dict:
         ({"scale": 100}, "scale must be"),  # a 16000 x 21000 screenshot
         ({"max_steps": 0}, "max_steps must be"),  # an episode without a step
         ({"page_timeout_s": -1}, "page_timeout_s must be"),  # a timer that already ran out
+        ({"coordinates": "grid100"}, "coordinates must be None or one of"),  # a coordinate system r1_gui lacks
     ],
 )
 def test_wrong_settings_are_refused_before_any_browser(kwargs, message):

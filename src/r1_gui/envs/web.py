@@ -50,7 +50,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from r1_gui.actions import Action
+from r1_gui.actions import COORDINATE_SYSTEMS, Action
 from r1_gui.envs.browser import LONG_PRESS_S, Browser, BrowserError
 from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
 from r1_gui.envs.web_expert import EXPERT_TASKS, EXPERTS, TASK_SIZE, expert_action, read_page
@@ -167,6 +167,8 @@ class WebEnv(gym.Env):
         unknown = [name for name in chosen if name not in known]
         if unknown or not chosen:
             raise ValueError(f"unknown MiniWoB task(s) {unknown}; valid: {', '.join(miniwob_tasks())}")
+        if coordinates is not None and coordinates not in COORDINATE_SYSTEMS:
+            raise ValueError(f"coordinates must be None or one of {list(COORDINATE_SYSTEMS)}, got {coordinates!r}")
         if not (isinstance(scale, (int, float)) and math.isfinite(scale) and 0 < scale <= MAX_SCALE):
             raise ValueError(f"scale must be a number in (0, {MAX_SCALE}], got {scale!r}")
         if not isinstance(max_steps, int) or max_steps < 1:
