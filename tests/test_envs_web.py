@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from r1_gui.actions import Action, format_action
-from r1_gui.envs.browser import BrowserError, find_binaries, process_table
+from r1_gui.envs.browser import BrowserError, find_binaries, process_table, remove_stale_profiles
 from r1_gui.envs.contract import INFO_KEYS, check_env, declared_tasks, make_env
 from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
 from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page
@@ -394,6 +394,13 @@ def test_a_killed_python_leaves_no_browser(tmp_path):
         try:
             pids = [int(pid) for pid in child.stdout.readline().split()]
             assert len(pids) >= 3
+            commands = [process_table()[pid][2] for pid in pids]
         finally:
             child.kill()  # SIGKILL: no atexit, no close()
     assert gone_soon(pids) == []
+    (folder,) = {
+        command.split("--user-data-dir=")[1].split()[0] for command in commands if "--user-data-dir=" in command
+    }
+    assert os.path.isdir(folder)  # SIGKILL left the profile behind; the next browser's start removes it, once it
+    os.utime(folder, (time.time() - 120, time.time() - 120))  # is older than a minute (a young one may be starting)
+    assert folder in remove_stale_profiles() and not os.path.exists(folder)

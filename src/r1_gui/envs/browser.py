@@ -25,6 +25,8 @@ calls no setsid), so killing a worker's process group ends the whole browser. Wh
   SIGKILL takes chromedriver, and through the pipe Chromium, with it. (The signal follows the thread that started
   chromedriver, so a browser started from another thread goes without it: `close()` and atexit still end it.)
 - atexit and `__del__` call `close()` as a backstop.
+- A process killed before it could close leaves its user-data-dir (about 2 MB); the next browser started on the
+  machine removes such dirs when no live process uses them (`remove_stale_profiles`).
 
 A call that fails because the browser is gone (Chromium or chromedriver killed, the session lost) or the page
 stopped answering (a script or page load past `command_timeout_s`, 10 s by default) raises `BrowserError`; one the
@@ -73,6 +75,8 @@ INSTALL_HINT = "install them with: apt-get update && apt-get install -y chromium
 LONG_PRESS_S = 0.6
 DRAG_MOVES = 5
 PAGE_TIMEOUT_S = 10.0  # a MiniWoB page loads in well under a second and its scripts take milliseconds
+PROFILE_PREFIX = "r1_gui-chromium-"
+STALE_PROFILE_AGE_S = 60.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -153,6 +157,27 @@ def _kill(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def remove_stale_profiles(min_age_s: float = STALE_PROFILE_AGE_S) -> list[str]:
+    """Remove the user-data-dirs that browsers of processes killed without a close() left in the temporary folder:
+    those no live process names on its command line and older than `min_age_s` (so that one a browser is just
+    starting with is left alone). Returns the removed paths."""
+    folder = tempfile.gettempdir()
+    in_use = " ".join(command for _, _, command in process_table().values())
+    removed = []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not name.startswith(PROFILE_PREFIX) or f"--user-data-dir={path}" in in_use:
+            continue
+        try:
+            if time.time() - os.stat(path).st_mtime < min_age_s:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def _first_line(error: Exception) -> str:
     return (getattr(error, "msg", None) or str(error) or repr(error)).strip().splitlines()[0]
 
@@ -206,7 +231,8 @@ class Browser:
         chromium, driver_path = find_binaries()
         os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager: no downloads ...
         os.environ.setdefault("SE_AVOID_STATS", "true")  # ... and no usage statistics
-        self.user_data_dir = tempfile.mkdtemp(prefix="r1_gui-chromium-")
+        remove_stale_profiles()
+        self.user_data_dir = tempfile.mkdtemp(prefix=PROFILE_PREFIX)
         options = webdriver.ChromeOptions()
         options.binary_location = chromium
         for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self.user_data_dir}"):
