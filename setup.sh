@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One idempotent setup command for r1_gui: creates .venv, installs torch first, then the package with its dev tools,
-# and the GPU extra (vLLM, qwen-vl-utils, flash-attn) only where an NVIDIA GPU answers.
+# and the GPU extra (vLLM, qwen-vl-utils, flash-attn) only where an NVIDIA GPU answers. Debian's chromium and
+# chromium-driver (for r1_gui/Web-v0, MiniWoB++ in a real browser) are installed with apt when run as root.
 #
 #   bash setup.sh                  # CPU or GPU, detected with nvidia-smi
 #   R1_GUI_GPU=1 bash setup.sh     # force the GPU extra (e.g. building an image on a machine without a GPU)
@@ -31,6 +32,22 @@ else
     how="set by R1_GUI_GPU=${R1_GUI_GPU}"
 fi
 say "GPU extra: $([[ $gpu == 1 ]] && echo yes || echo no) (${how})"
+
+# r1_gui/Web-v0 drives a headless Chromium through chromedriver; selenium is handed this chromedriver, so nothing is
+# downloaded at run time. Debian's packages install both; without root or apt, say the one command and go on.
+browser_command="apt-get update && apt-get install -y chromium chromium-driver"
+if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+    say "browser for r1_gui/Web-v0: $(chromedriver --version 2>/dev/null | cut -d' ' -f1-2) found"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's chromium and chromium-driver for r1_gui/Web-v0 (root with apt: ${browser_command})"
+    if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; then
+        say "browser installed: $(chromedriver --version 2>/dev/null | cut -d' ' -f1-2)"
+    else
+        say "apt-get could not install chromium and chromium-driver: r1_gui/Web-v0 will not start (the rest works)"
+    fi
+else
+    say "r1_gui/Web-v0 needs Chromium and chromedriver (not found). Install them with: sudo apt-get update && sudo apt-get install -y chromium chromium-driver"
+fi
 
 if [[ ! -x "${VENV}/bin/python" ]]; then
     version=$("${PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

@@ -2,6 +2,7 @@
 and the cost of one env step against one generation turn of the `small` tiny model on the same screen.
 
     python bench/env_throughput.py [--steps 4000] [--aitw_steps 300] [--turns 8] [--max_new_tokens 48]
+    python bench/env_throughput.py --web [--web_browsers 1 2 4 8] [--web_resets 20] [--web_steps 40]
 
 One process, one thread for the environment (pure Python + PIL), so the figures are one core's. Two policies:
 `random` (uniform random actions: most change nothing, so the screen comes from the cache of rendered states) and
@@ -13,6 +14,13 @@ after a warm-up pass (fonts, glyph masks of recurring labels). The environment's
 expert's mean step time over (that + one greedy generation turn): `HFGenerator`, the evaluation's generator, with
 the demo's settings (aguvis prompt, max_pixels 50176, up to 48 new tokens, one torch thread) on a screenshot of the
 same size. Targets: >= 1000 steps/s at the demo's size; the environment <= 5% of a rollout turn.
+
+`--web` measures r1_gui/Web-v0 instead (MiniWoB++ in headless Chromium): 1, 2, 4 and 8 browsers (one environment
+each, in threads of this process, all started before timing) each play resets, then steps, at once; resets/s and
+steps/s are totals over all browsers per wall second. A reset restarts the page's episode (same task: the page stays
+loaded; "new task": a page load every reset); a step clicks the instruction bar (it never ends a task) and returns
+the next screenshot, MiniWoB's state and the expert's next action, all of a real step. Memory per browser: PSS and
+RSS of its whole process tree (chromedriver and every Chromium process, /proc/PID/smaps_rollup) after the run.
 Prints a table, then one JSON line.
 """
 
@@ -79,13 +87,84 @@ def generation_seconds(width: int, height: int, turns: int, max_new_tokens: int,
     return statistics.median(times)
 
 
+def web_throughput(browsers: int, resets: int, steps: int) -> dict:
+    """`browsers` Web-v0 environments in as many threads: start-up seconds, resets/s (same task and a new task
+    every reset) and steps/s summed over the browsers per wall second, and each browser tree's PSS and RSS."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from r1_gui.actions import Action
+    from r1_gui.envs.browser import tree_memory
+    from r1_gui.envs.web import WebEnv
+    from r1_gui.envs.web_expert import EXPERT_TASKS
+
+    envs = [WebEnv(max_steps=steps + 1) for _ in range(browsers)]
+    bar = Action("click", x=0.5, y=0.05)  # the instruction bar: on every page, never an answer
+
+    def timed(job) -> float:
+        with ThreadPoolExecutor(browsers) as pool:
+            start = time.perf_counter()
+            list(pool.map(job, range(browsers)))
+            return time.perf_counter() - start
+
+    def same_task(number):
+        for seed in range(resets):
+            envs[number].reset(seed=seed, options={"task": "click-test-2"})
+
+    def new_task(number):
+        for seed in range(resets):
+            envs[number].reset(seed=seed, options={"task": EXPERT_TASKS[(seed + number) % len(EXPERT_TASKS)]})
+
+    def stepping(number):
+        envs[number].reset(seed=number, options={"task": "enter-text"})
+        for _ in range(steps):
+            envs[number].step(bar)
+
+    try:
+        startup = timed(lambda number: envs[number].reset(seed=0, options={"task": "click-test-2"}))
+        same, new, stepped = timed(same_task), timed(new_task), timed(stepping)
+        memory = [tree_memory(env.browser.pids()) for env in envs]
+    finally:
+        for env in envs:
+            env.close()
+    return {
+        "browsers": browsers,
+        "startup_s": round(startup, 2),
+        "resets_per_s": round(browsers * resets / same, 1),
+        "new_task_resets_per_s": round(browsers * resets / new, 1),
+        "steps_per_s": round(browsers * steps / stepped, 1),
+        "pss_mb_per_browser": round(sum(pss for pss, _ in memory) / browsers / 2**20, 1),
+        "rss_mb_per_browser": round(sum(rss for _, rss in memory) / browsers / 2**20, 1),
+    }
+
+
+def web_main(args) -> None:
+    rows = [web_throughput(count, args.web_resets, args.web_steps) for count in args.web_browsers]
+    print(
+        "| browsers | start-up s | resets/s (same task) | resets/s (new task) | steps/s | PSS MB per browser | RSS MB per browser |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(
+            f"| {row['browsers']} | {row['startup_s']} | {row['resets_per_s']} | {row['new_task_resets_per_s']} | "
+            f"{row['steps_per_s']} | {row['pss_mb_per_browser']} | {row['rss_mb_per_browser']} |"
+        )
+    print(json.dumps({"web": rows}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=4000, help="env steps per measurement at the demo's size")
     parser.add_argument("--aitw_steps", type=int, default=300, help="env steps per measurement at 1080 x 2400")
     parser.add_argument("--turns", type=int, default=8, help="generation turns timed per screen size")
     parser.add_argument("--max_new_tokens", type=int, default=48, help="generation length (the demo's completions)")
+    parser.add_argument("--web", action="store_true", help="measure r1_gui/Web-v0 (headless Chromium) instead")
+    parser.add_argument("--web_browsers", type=int, nargs="+", default=[1, 2, 4, 8], help="browser counts")
+    parser.add_argument("--web_resets", type=int, default=20, help="resets per browser and kind")
+    parser.add_argument("--web_steps", type=int, default=40, help="steps per browser")
     args = parser.parse_args()
+    if args.web:
+        web_main(args)
+        return
 
     sizes = {"demo 224x448": (224, 448, args.steps), "aitw 1080x2400": (1080, 2400, args.aitw_steps)}
     rows, summary = [], {}

@@ -85,10 +85,12 @@ def test_an_env_that_breaks_the_contract_is_refused_naming_what(broken, named):
         (("a", "b"), None, ["a", "b"]),  # all declared tasks
         (("a", "b"), ["b"], ["b"]),  # a chosen one
         ((), None, [None]),  # the environment chooses on reset
+        (("a",), ["group", "a"], ["b", "c", "a"]),  # a preset's name stands for its members
+        (("a",), ["c"], ["c"]),  # a preset's member that is not a default task
     ],
 )
 def test_choose_tasks(declared, wanted, expected):
-    assert choose_tasks("x/Env-v0", declared, wanted) == expected
+    assert choose_tasks("x/Env-v0", declared, wanted, {"group": ("b", "c")}) == expected
 
 
 @pytest.mark.parametrize(

@@ -78,8 +78,8 @@ def test_repeats_by_hand():
 
 
 class _Described:
-    def __init__(self, tasks=(), episode_count=None):
-        self.tasks, self.episode_count = tasks, episode_count
+    def __init__(self, tasks=(), episode_count=None, task_presets=None):
+        self.tasks, self.episode_count, self.task_presets = tasks, episode_count, task_presets or {}
 
 
 @pytest.mark.parametrize(
@@ -89,6 +89,12 @@ class _Described:
         (EpisodeSettings(episodes=3, seed_offset=10), _Described(("a", "b")), [("a", 10), ("b", 11), ("a", 12)]),
         # one asked-for task
         (EpisodeSettings(episodes=2, tasks=("b",)), _Described(("a", "b")), [("b", 100000), ("b", 100001)]),
+        # a preset's name stands for its members (the web environment's miniwob_standard)
+        (
+            EpisodeSettings(episodes=3, tasks=("both",)),
+            _Described(("a",), None, {"both": ("a", "c")}),
+            [("a", 100000), ("c", 100001), ("a", 100002)],
+        ),  # fmt: skip
         # a recorded split of 2 episodes: 5 asked, each played once
         (EpisodeSettings(episodes=5, seed_offset=0), _Described((), 2), [(None, 0), (None, 1)]),
     ],

@@ -131,12 +131,13 @@ def _policy(args: argparse.Namespace, env):
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from r1_gui.envs.contract import choose_tasks, declared_tasks, episode_count, make_env
+    from r1_gui.envs.contract import choose_tasks, declared_task_presets, declared_tasks, episode_count, make_env
     from r1_gui.envs.render import save_episode
 
     with user_errors():
         env = make_env(args.env, args.env_kwargs)
-        task = None if args.task == "all" else choose_tasks(args.env, declared_tasks(env), [args.task])[0]
+        presets = declared_task_presets(env)
+        task = None if args.task == "all" else choose_tasks(args.env, declared_tasks(env), [args.task], presets)[0]
         policy = _policy(args, env)
     count = args.episodes
     available = episode_count(env)

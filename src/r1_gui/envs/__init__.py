@@ -3,7 +3,9 @@
 - ``r1_gui/Phone-v0`` (`PhoneEnv`): a simulated phone built on r1_gui.synthetic's screens, with the task families
   of ``TASKS``, an expert (``info["expert_action"]``) and success checked on the final state;
 - ``r1_gui/Replay-v0`` (`ReplayEnv`): recorded episodes of the builder's parquet, advanced while the agent's
-  actions match the recorded ones under the AITW rule (semi-online, optionally patched by the recorded action).
+  actions match the recorded ones under the AITW rule (semi-online, optionally patched by the recorded action);
+- ``r1_gui/Web-v0`` (`r1_gui.envs.web.WebEnv`): MiniWoB++ task pages in a real headless Chromium (imported only
+  when made: it needs selenium, miniwob and Debian's chromium and chromium-driver).
 
     python -m r1_gui.play --task web_search --policy expert --seed 3 --gif runs/episode.gif
 
@@ -12,8 +14,8 @@ Every environment keeps the contract of `r1_gui.envs.contract`; `r1_gui.envs.poo
 
 from r1_gui.envs.expert import expert_action
 from r1_gui.envs.phone_env import PhoneEnv
-from r1_gui.envs.registry import PHONE_ID, REPLAY_ID
+from r1_gui.envs.registry import PHONE_ID, REPLAY_ID, WEB_ID
 from r1_gui.envs.replay import ReplayEnv
 from r1_gui.envs.tasks import MAX_STEPS, TASKS
 
-__all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "PhoneEnv", "ReplayEnv", "expert_action"]
+__all__ = ["MAX_STEPS", "PHONE_ID", "REPLAY_ID", "TASKS", "WEB_ID", "PhoneEnv", "ReplayEnv", "expert_action"]

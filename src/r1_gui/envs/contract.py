@@ -39,8 +39,11 @@ own reward before r1_gui's 0/1).
 
 **Declared capabilities** (attributes of the unwrapped environment, all optional):
 
-- `tasks`: the task names `reset(options={"task": ...})` accepts; `--env_tasks` chooses among them and training rows
-  cycle through them. Without it every reset is the environment's own choice (seeded).
+- `tasks`: the task names an episode is drawn from by default, which `reset(options={"task": ...})` accepts;
+  `--env_tasks` (training) and `--tasks` (evaluation) choose among them and the rows cycle through them. Without it
+  every reset is the environment's own choice (seeded).
+- `task_presets`: named groups of further task names `reset` accepts (e.g. the web environment's
+  `miniwob_standard`); a preset's name given as a task stands for its members.
 - `episode_count`: how many distinct episodes there are (a recorded split); reset seed `i` plays episode
   `i % episode_count`, so evaluation plays each once instead of cycling.
 - `has_expert`: True when `info["expert_action"]` is given (default: the key is looked for on the first reset).
@@ -142,17 +145,30 @@ def episode_count(env: gym.Env) -> int | None:
     return int(count) if count else None
 
 
-def choose_tasks(env_id: str, declared: tuple[str, ...], wanted: list[str] | None) -> list[str | None]:
-    """The tasks to cycle through: `wanted` (each must be declared), all declared ones, or [None] (the environment
-    chooses). Raises ValueError naming the valid tasks."""
+def declared_task_presets(env: gym.Env) -> dict[str, tuple[str, ...]]:
+    """The named task groups the environment declares (`task_presets`), or {}."""
+    presets = getattr(env.unwrapped, "task_presets", None) or {}
+    return {str(name): tuple(str(task) for task in members) for name, members in presets.items()}
+
+
+def choose_tasks(
+    env_id: str, declared: tuple[str, ...], wanted: list[str] | None, presets: dict[str, tuple[str, ...]] | None = None
+) -> list[str | None]:
+    """The tasks to cycle through: `wanted` (each declared, a member of a declared preset, or a preset's name, which
+    stands for its members), all declared ones, or [None] (the environment chooses). Raises ValueError naming the
+    valid tasks."""
+    presets = presets or {}
     if not wanted:
         return list(declared) or [None]
-    if not declared:
+    if not declared and not presets:
         raise ValueError(f"{env_id} declares no tasks (no `tasks` attribute), so --env_tasks cannot choose among them")
-    unknown = [task for task in wanted if task not in declared]
+    accepted = set(declared).union(*presets.values())
+    chosen = [member for task in wanted for member in presets.get(task, (task,))]
+    unknown = [task for task in chosen if task not in accepted]
     if unknown:
-        raise ValueError(f"--env_tasks: {env_id} has no task(s) {unknown}; valid: {', '.join(declared)}")
-    return list(wanted)
+        groups = f"; presets: {', '.join(presets)}" if presets else ""
+        raise ValueError(f"--env_tasks: {env_id} has no task(s) {unknown}; valid: {', '.join(declared)}{groups}")
+    return chosen
 
 
 def reset_options(task: str | None) -> dict | None:

@@ -65,6 +65,7 @@ class Described:
     """What `describe` found by playing `contract.check_env` in a worker."""
 
     tasks: tuple[str, ...]
+    task_presets: dict[str, tuple[str, ...]]
     episode_count: int | None
     has_expert: bool
     screen_size: tuple[int, int]

@@ -111,7 +111,8 @@ def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | Non
     from r1_gui.envs.contract import choose_tasks
 
     try:
-        tasks = choose_tasks(settings.env_id, described.tasks, list(settings.tasks or []) or None)
+        wanted = list(settings.tasks or []) or None
+        tasks = choose_tasks(settings.env_id, described.tasks, wanted, described.task_presets)
     except ValueError as error:
         raise EvaluationError(str(error).replace("--env_tasks", "--tasks")) from None
     count = settings.episodes

@@ -81,7 +81,7 @@ def multi_turn_trainer(script_args, training_args, model_args):
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         pool = EnvPool(env_id, env_kwargs, step_timeout=script_args.env_step_timeout)
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
-        tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks)
+        tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}
         names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
         check_reward_needs(names, available, f"--env {env_id}")
