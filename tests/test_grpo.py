@@ -569,7 +569,7 @@ def test_unknown_argument_fails_with_the_closest_names():
 
 
 def test_unknown_reward_lists_the_valid_ones(tiny_qwen2_vl, synthetic_dataset, tmp_path, no_model_loading):
-    with pytest.raises(ValueError, match=r"unknown reward\(s\) \['accurasy'\]; valid names: .*'action_match'"):
+    with pytest.raises(ValueError, match=r"unknown reward\(s\) \['accurasy'\]; valid names: .*'step_success'"):
         run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, "--reward_funcs", "accurasy")
 
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from r1_gui import rewards
 from r1_gui.actions import Action
 from r1_gui.rewards import (
     PROMPT_STYLES,
@@ -201,17 +200,17 @@ def test_format_parses_with_the_coordinate_convention():
     assert score("format", completion, CLICK, prompt_style="think_answer") == 0.0
 
 
-# -------------------------------------------------------------------------------- action_type, action_match
+# -------------------------------------------------------------------------------- action_type, step_success
 
 TYPE_AND_MATCH_CASES = [
-    # (id, completion, solution, bbox, action_type, action_match)
+    # (id, completion, solution, bbox, action_type, step_success)
     ("click-near", "pyautogui.click(x=0.6, y=0.5)", CLICK, None, 1.0, 1.0),
     ("click-far", "pyautogui.click(x=0.9, y=0.5)", CLICK, None, 1.0, 0.0),
     # far, but both in the ground truth's enlarged box
     ("click-in-box", "pyautogui.click(x=0.72, y=0.52)", CLICK, [0.4, 0.45, 0.6, 0.55], 1.0, 1.0),
     # a malformed box is ignored, not an error
     ("click-bad-box", "pyautogui.click(x=0.72, y=0.52)", CLICK, [0.6, 0.45, 0.4], 1.0, 0.0),
-    # a long press is an AITW tap: action_match 1 though the type differs
+    # a long press is an AITW tap: step_success 1 though the type differs
     ("long-press", "mobile.long_press(x=0.5, y=0.5)", CLICK, None, 0.0, 1.0),
     # typed text: substring either way
     (
@@ -245,7 +244,7 @@ TYPE_AND_MATCH_CASES = [
 )
 def test_action_type_and_match(case, completion, solution, bbox, type_expected, match_expected):
     assert score("action_type", completion, solution, bbox=[bbox]) == type_expected
-    assert score("action_match", completion, solution, bbox=[bbox]) == match_expected
+    assert score("step_success", completion, solution, bbox=[bbox]) == match_expected
 
 
 # ---------------------------------------------------------------------------------------- dense rewards
@@ -574,7 +573,7 @@ def test_rows_tolerate_ragged_and_missing_columns():
     # one solution string for every row
     assert call("accuracy", [CLICK, "mobile.back()"], CLICK) == [1.0, 0.0]
     # a single bbox for every row
-    assert call("action_match", ["pyautogui.click(x=0.72, y=0.52)"], [CLICK], bbox=[0.4, 0.45, 0.6, 0.55]) == [1.0]
+    assert call("step_success", ["pyautogui.click(x=0.72, y=0.52)"], [CLICK], bbox=[0.4, 0.45, 0.6, 0.55]) == [1.0]
 
 
 SCORE_PAIR_CASES = [
@@ -684,26 +683,6 @@ def test_registry_params_are_documented_defaults():
     assert reward_params("format") == {}
     for name, func in REWARD_FUNCS.items():
         assert func.__doc__ and "Example" in func.__doc__, name
-
-
-def test_action_match_is_a_deprecated_alias_of_step_success(monkeypatch, caplog):
-    monkeypatch.setattr(rewards, "_warned_aliases", set())  # as in a fresh process
-    cases = [
-        (CLICK, CLICK),  # exact
-        ("pyautogui.click(x=0.6, y=0.5)", CLICK),  # within 0.14: a step success
-        ("pyautogui.write(message='paris')", "pyautogui.write(message='new york')"),  # wrong text: not one
-        ("nothing", CLICK),  # no action
-    ]
-    completions, solutions = [c for c, _ in cases], [s for _, s in cases]
-    with caplog.at_level("WARNING", logger="r1_gui.rewards"):
-        old = call("action_match", completions, solutions)
-        again = call("action_match", completions, solutions)
-    assert old == again == call("step_success", completions, solutions) == [1.0, 1.0, 0.0, 0.0]
-    warnings = [r for r in caplog.records if "deprecated" in r.getMessage()]
-    assert len(warnings) == 1 and "step_success" in warnings[0].getMessage()
-    assert reward_params("action_match") == reward_params("step_success") == {}
-    (bound,) = get_reward_funcs(["action_match"])
-    assert bound.__name__ == "action_match"  # logs under the name the recipe gave
 
 
 # ---------------------------------------------------------------------------------------------- property

@@ -193,27 +193,6 @@ def step_success_reward(
     )
 
 
-# Old reward name -> its replacement. ``action_match`` always returned the step_success score, while the metric
-# ``action_match_accuracy`` is a different number (no text match): the name misled.
-REWARD_ALIASES = {"action_match": "step_success"}
-_warned_aliases: set[str] = set()  # the aliases already warned about in this process
-
-
-def action_match_reward(*args: Any, **kwargs: Any) -> list[float | None]:
-    """Deprecated alias of ``step_success`` (``REWARD_ALIASES``): the same values, and a warning naming the
-    replacement the first time it is called in a process. Example: as ``step_success``."""
-    if "action_match" not in _warned_aliases:
-        _warned_aliases.add("action_match")
-        logger.warning(
-            "the reward 'action_match' is deprecated: it is the 'step_success' reward under an old name (the metric "
-            "action_match_accuracy is a different number); write --reward_funcs step_success instead"
-        )
-    return step_success_reward(*args, **kwargs)
-
-
-action_match_reward.__signature__ = inspect.signature(step_success_reward)  # reward_params reads its parameters
-
-
 def click_distance_reward(
     completions=None,
     solution=None,
@@ -374,7 +353,6 @@ REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
     "format": format_reward,
     "action_type": action_type_reward,
     "step_success": step_success_reward,
-    "action_match": action_match_reward,  # deprecated alias of step_success
     "click_distance": click_distance_reward,
     "click_gaussian": click_gaussian_reward,
     "text_f1": text_f1_reward,
@@ -394,7 +372,6 @@ REWARD_NEEDS: dict[str, tuple[str, ...]] = {
     "format": ("completion",),
     "action_type": ("completion", "solution"),
     "step_success": ("completion", "solution"),
-    "action_match": ("completion", "solution"),
     "click_distance": ("completion", "solution"),
     "click_gaussian": ("completion", "solution"),
     "text_f1": ("completion", "solution"),
@@ -545,7 +522,7 @@ def check_reward_needs(names: Sequence[str], available: set[str], run: str) -> N
     why = "; ".join(
         f"{name} needs {' and '.join(NEED_MEANINGS[need] for need in needs)}" for name, needs in lacking.items()
     )
-    fitting = [name for name, needs in REWARD_NEEDS.items() if set(needs) <= available and name not in REWARD_ALIASES]
+    fitting = [name for name, needs in REWARD_NEEDS.items() if set(needs) <= available]
     raise ValueError(
         f"--reward_funcs: {why}, which {run} does not have (it would score nothing). Rewards that fit this run: "
         f"{', '.join(fitting) or 'none'}"
