@@ -82,7 +82,7 @@ SIZES = {
         vision_depth=2,
         vision_heads=2,
         vocab=600,
-    ),
+    ),  # fmt: skip
     # ~4.7 M parameters (qwen2_vl): the CPU demo's model (r1_gui.demo). A GRPO step of 128 answers takes about 14 s
     # on 2 cores before the no-signal skip (tiny's: 3.2-3.9 s), but only this size learned app names and waits
     # under GRPO.
@@ -96,7 +96,7 @@ SIZES = {
         vision_depth=4,
         vision_heads=4,
         vocab=1024,
-    ),
+    ),  # fmt: skip
 }
 
 

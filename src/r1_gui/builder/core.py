@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .guir1 import ImageColumn, guir1_example, load_guir1
+from .guir1 import ImageColumn, ParquetRows, guir1_example, load_guir1
 from .sampling import select, split_by_episode
 from .sources import (
     GUIR1_HINT,
@@ -162,13 +162,10 @@ def _open_source(source: Source, config: BuildConfig, taken: dict[str, str], out
         table, image_column, example = load_guir1(source.path), "image", guir1_example
         images = ImageColumn(table.column("image"))
 
-    def make(index, record):
-        return example(
-            record, index, images, source.path, source.image_dir, output_images, taken, config.verify_images,
-            AGUVIS_SYSTEM_PROMPT,
-        )  # fmt: skip
-
-    return table.drop_columns([image_column]).to_pylist(), make
+    rows = ParquetRows(
+        images, source.path, source.image_dir, output_images, taken, config.verify_images, AGUVIS_SYSTEM_PROMPT
+    )
+    return table.drop_columns([image_column]).to_pylist(), lambda index, record: example(record, index, rows)
 
 
 def read_examples(sources: list[Source], config: BuildConfig, output_dir: Path, skips: Skips, timings: Counter):

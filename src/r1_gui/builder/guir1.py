@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -106,28 +107,61 @@ def row_screenshot(images: ImageColumn, index: int, stem: str, image_dir: str, o
     return path, size, None
 
 
-def guir1_example(
-    row: dict,
-    index: int,
-    images: ImageColumn,
-    file: Path,
-    image_dir: str,
-    output_images: str,
-    taken: dict[str, str],
-    verify: bool,
-    system: str,
-) -> Example:
+@dataclass(frozen=True)
+class ParquetRows:
+    """One parquet input's rows, as the builder reads them (GUI-R1's and the verl recipe's formats): the screenshot
+    column, the file, the folder relative image paths are under, the folder embedded screenshots are written to, the
+    ids taken so far (id -> file), whether every screenshot is opened, and the examples' system prompt."""
+
+    images: ImageColumn
+    file: Path
+    image_dir: str
+    output_images: str
+    taken: dict[str, str]
+    verify: bool
+    system: str
+
+    def check(self, missing: list[str]) -> None:
+        if missing:
+            raise BadRecord("missing_keys", f"no usable {' or '.join(missing)}")
+
+    def screenshot(self, index: int, stem: str):
+        """(path, size, blob) of row ``index``'s screenshot, id ``stem``; BadRecord when the id was taken or the
+        screenshot is missing or unreadable."""
+        if stem in self.taken:
+            raise BadRecord("duplicate_id", f"id {stem!r} was already taken from {self.taken[stem]}")
+        return row_screenshot(self.images, index, stem, self.image_dir, self.output_images, self.verify)
+
+    def example(self, stem: str, screenshot: tuple, code: str, action: Action, instruction: str, history: list[str],
+                episode_id: str, step: int, source: str | None = None, bbox: list[float] | None = None) -> Example:  # fmt: skip
+        path, _, blob = screenshot
+        return Example(
+            id=stem,
+            image=path,
+            problem=PROBLEM_TEMPLATE.format(instruction=instruction, history=history_text(history)),
+            code=code,
+            instruction=instruction,
+            history=history,
+            thought="",
+            action=action,
+            episode_id=episode_id,
+            step=int(step),
+            source=source or self.file.name,
+            bbox=bbox,
+            system=self.system,
+            blob=blob,
+        )
+
+
+def guir1_example(row: dict, index: int, rows: ParquetRows) -> Example:
     """The example of one GUI-R1 row, or BadRecord. Embedded images get a path under output_images."""
-    instruction, gt_action, image_path = row.get("instruction"), row.get("gt_action"), images.path(index)
+    instruction, gt_action, image_path = row.get("instruction"), row.get("gt_action"), rows.images.path(index)
     missing = [] if isinstance(instruction, str) else ["'instruction'"]
     missing += [] if isinstance(gt_action, str) and gt_action.strip() else ["'gt_action'"]
-    missing += [] if images.has_bytes(index) or image_path else ["'image'"]
-    if missing:
-        raise BadRecord("missing_keys", f"no usable {' or '.join(missing)}")
-    stem = os.path.splitext(os.path.basename(image_path))[0] if image_path else f"{file.stem}_{index:06d}"
-    if stem in taken:
-        raise BadRecord("duplicate_id", f"id {stem!r} was already taken from {taken[stem]}")
-    path, size, blob = row_screenshot(images, index, stem, image_dir, output_images, verify)
+    rows.check(missing + ([] if rows.images.has_bytes(index) or image_path else ["'image'"]))
+    stem = os.path.splitext(os.path.basename(image_path))[0] if image_path else f"{rows.file.stem}_{index:06d}"
+    screenshot = rows.screenshot(index, stem)
+    size = screenshot[1]
     action, box = action_and_box(row, size)
     code = format_action(action, "aguvis") if action is not None else ""
     action = parse_action(code, "aguvis")  # canonical: action_json is exactly what the solution parses to
@@ -140,24 +174,10 @@ def guir1_example(
     if in_episode_form(stem):
         episode_id, step = episode_and_step(stem)
     else:  # no episode in the name: rows with the same instruction form one episode, ordered by history length
-        episode_id, step = f"{file.stem}_{hashlib.sha1(instruction.encode()).hexdigest()[:12]}", len(history)
+        episode_id, step = f"{rows.file.stem}_{hashlib.sha1(instruction.encode()).hexdigest()[:12]}", len(history)
     task_type = row.get("task_type")
-    return Example(
-        id=stem,
-        image=path,
-        problem=PROBLEM_TEMPLATE.format(instruction=instruction, history=history_text(history)),
-        code=code,
-        instruction=instruction,
-        history=history,
-        thought="",
-        action=action,
-        episode_id=episode_id,
-        step=step,
-        source=f"{file.name} ({task_type})" if isinstance(task_type, str) and task_type else file.name,
-        bbox=box,
-        system=system,
-        blob=blob,
-    )
+    source = f"{rows.file.name} ({task_type})" if isinstance(task_type, str) and task_type else None
+    return rows.example(stem, screenshot, code, action, instruction, history, episode_id, step, source, box)
 
 
 def guir1_row(example: Example, image_bytes: bytes) -> dict:

@@ -26,9 +26,9 @@ import pyarrow.parquet as pq
 
 from r1_gui.actions import Action, format_action, parse_action
 from r1_gui.actions.mobile_use import scroll_as_swipe
-from r1_gui.prompts import PROBLEM_TEMPLATE, history_text, mobile_use_task, system_prompt
+from r1_gui.prompts import history_steps, history_text, mobile_use_task, system_prompt
 
-from .guir1 import ImageColumn, history_steps, read_parquet_with, row_screenshot
+from .guir1 import ImageColumn, ParquetRows, read_parquet_with
 from .sources import BadRecord, Example, episode_and_step, in_episode_form
 
 REQUIRED_COLUMNS = ("images", "extra_info")
@@ -96,33 +96,20 @@ def verl_action(arguments: Any, screen_width: Any, screen_height: Any) -> Action
     return parse_action(call, "mobile_use", coordinates="pixels", image_size=size)
 
 
-def verl_gui_example(
-    row: dict,
-    index: int,
-    images: ImageColumn,
-    file: Path,
-    image_dir: str,
-    output_images: str,
-    taken: dict[str, str],
-    verify: bool,
-    system: str,
-) -> Example:
+def verl_gui_example(row: dict, index: int, rows: ParquetRows) -> Example:
     """The example of one verl GUI row, or BadRecord. Embedded images get a path under output_images."""
     info = _mapping(row.get("extra_info"))
     instruction = info.get("instruction")
-    image_path = images.path(index)
     missing = [] if isinstance(instruction, str) and instruction.strip() else ["extra_info.instruction"]
-    missing += [] if images.has_bytes(index) or image_path else ["images"]
+    missing += [] if rows.images.has_bytes(index) or rows.images.path(index) else ["images"]
     expected = _expected_action(row, info)
-    missing += [] if expected is not None else ["extra_info.expected_actions"]
-    if missing:
-        raise BadRecord("missing_keys", f"no usable {' or '.join(missing)}")
+    rows.check(missing + ([] if expected is not None else ["extra_info.expected_actions"]))
     episode = info.get("episode_id")
     step = info.get("step")
-    stem = f"{episode}_{int(step)}" if episode is not None and isinstance(step, int) else f"{file.stem}_{index:06d}"
-    if stem in taken:
-        raise BadRecord("duplicate_id", f"id {stem!r} was already taken from {taken[stem]}")
-    path, size, blob = row_screenshot(images, index, stem, image_dir, output_images, verify)
+    numbered = episode is not None and isinstance(step, int)
+    stem = f"{episode}_{int(step)}" if numbered else f"{rows.file.stem}_{index:06d}"
+    screenshot = rows.screenshot(index, stem)
+    size = screenshot[1]
     grid = (info.get("screen_width", size[0]), info.get("screen_height", size[1]))
     action = verl_action(expected, *grid)
     code = format_action(action, "aguvis") if action is not None else ""
@@ -131,28 +118,13 @@ def verl_gui_example(
         raise BadRecord("unparsable_action", f"expected action {expected!r} on a {grid} grid does not parse")
     history = history_steps(info.get("history"))
     instruction = instruction.strip()
-    if episode is not None and isinstance(step, int):
+    if numbered:
         episode_id = str(episode)
     elif in_episode_form(stem):
         episode_id, step = episode_and_step(stem)
     else:
         episode_id, step = stem, 0
-    return Example(
-        id=stem,
-        image=path,
-        problem=PROBLEM_TEMPLATE.format(instruction=instruction, history=history_text(history)),
-        code=code,
-        instruction=instruction,
-        history=history,
-        thought="",
-        action=action,
-        episode_id=episode_id,
-        step=int(step),
-        source=file.name,
-        bbox=None,
-        system=system,
-        blob=blob,
-    )
+    return rows.example(stem, screenshot, code, action, instruction, history, episode_id, step)
 
 
 def mobile_use_arguments(action: Action) -> dict:
