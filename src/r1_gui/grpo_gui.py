@@ -13,7 +13,8 @@ import logging
 import sys
 
 from r1_gui.cli_errors import cli_main
-from r1_gui.training.grpo import parse_grpo_arguments, train_and_save
+from r1_gui.training.grpo import logger, parse_grpo_arguments
+from r1_gui.training.trainer import train_and_save
 
 
 def main(script_args, training_args, model_args) -> None:
@@ -23,7 +24,7 @@ def main(script_args, training_args, model_args) -> None:
     else:
         from r1_gui.training.grpo import single_step_trainer as build_trainer
     trainer, resume = build_trainer(script_args, training_args, model_args)
-    train_and_save(trainer, resume)
+    train_and_save(trainer, resume, logger)
 
 
 @cli_main

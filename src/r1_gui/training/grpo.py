@@ -31,14 +31,12 @@ from r1_gui.training.args import (
     GUIDataArguments,
     GUIModelConfig,
     default_activation_checkpointing,
-    interrupt_keeps_checkpoints,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import save_run
+from r1_gui.training.model import check_model, load_training_processor, trainer_inputs
 
 logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
@@ -143,14 +141,6 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
         ) from None
 
 
-def train_and_save(trainer, resume: str | None) -> None:
-    """Train (resuming from ``resume``; Ctrl-C says what was kept and how to go on), then save the model, processor
-    and trainer_state.json (the log history): `save_run`, one writer."""
-    with interrupt_keeps_checkpoints(trainer.args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
-        trainer.train(resume_from_checkpoint=resume)
-    save_run(trainer, logger)
-
-
 def build_reward_funcs(script_args, training_args, coordinates) -> list:
     """--reward_funcs (presets expanded, --reward_weights set to match) as callables; raises on a bad setting."""
     from r1_gui.rewards import expand_reward_presets, get_reward_funcs
@@ -176,7 +166,6 @@ def single_step_trainer(script_args, training_args, model_args):
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
-    from r1_gui.training.lora import lora_config
     from r1_gui.training.trainer import GUIGRPOTrainer, start_completions_table
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
@@ -207,16 +196,22 @@ def single_step_trainer(script_args, training_args, model_args):
         **chat_template_kwargs(script_args.prompt_style),
     }
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
-    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
 
     # 4. The trainer.
     trainer = GUIGRPOTrainer(
-        model=model,
+        **trainer_inputs(
+            "GRPO",
+            model_args,
+            script_args,
+            model_type,
+            coordinates,
+            trains_on,
+            logger,
+            training_args,
+            dataset,
+            processor,
+        ),  # fmt: skip
         reward_funcs=reward_funcs,
-        args=training_args,
-        train_dataset=dataset,
-        processing_class=processor,
-        peft_config=lora_config(model_args),
         prompt_style=script_args.prompt_style,
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,

@@ -27,14 +27,13 @@ from r1_gui.training.args import (
     GUIDataArguments,
     GUIModelConfig,
     default_activation_checkpointing,
-    interrupt_keeps_checkpoints,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model, load_training_processor
-from r1_gui.training.trainer import save_run
+from r1_gui.training.model import check_model, load_training_processor, trainer_inputs
+from r1_gui.training.trainer import train_and_save
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
 
@@ -93,7 +92,6 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
 
     from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.training.data import add_model_columns
-    from r1_gui.training.lora import lora_config
     from r1_gui.training.progress import show_step_lines
 
     # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
@@ -116,20 +114,24 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     training_args.max_length = None
     training_args.completion_only_loss = True
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
-    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, trains_on, logger)
 
     # 4. Train and save.
     trainer = SFTTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=dataset,
-        processing_class=processor,
-        peft_config=lora_config(model_args),
+        **trainer_inputs(
+            "SFT",
+            model_args,
+            script_args,
+            model_type,
+            coordinates,
+            trains_on,
+            logger,
+            training_args,
+            dataset,
+            processor,
+        )  # fmt: skip
     )
     show_step_lines(trainer)  # one short line per logged step instead of the metrics dict
-    with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
-        trainer.train(resume_from_checkpoint=resume)
-    save_run(trainer, logger)
+    train_and_save(trainer, resume, logger)
 
 
 @cli_main

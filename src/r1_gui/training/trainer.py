@@ -19,6 +19,7 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
+from r1_gui.training.args import interrupt_keeps_checkpoints
 from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
@@ -366,6 +367,14 @@ def _as_pil(image):
 
         return Image.open(image["path"]) if image.get("path") else Image.open(io.BytesIO(image["bytes"]))
     return Image.open(image)
+
+
+def train_and_save(trainer, resume: str | None, logger: logging.Logger) -> None:
+    """Train (resuming from ``resume``; Ctrl-C says what was kept and how to go on), then `save_run`: what every
+    training command ends with."""
+    with interrupt_keeps_checkpoints(trainer.args.output_dir):  # Ctrl-C: one line, what was kept, how to go on
+        trainer.train(resume_from_checkpoint=resume)
+    save_run(trainer, logger)
 
 
 def save_run(trainer, logger: logging.Logger) -> None:
