@@ -70,34 +70,16 @@ class ModelSize:
     vocab: int
 
 
+# fmt: off
 SIZES = {
     # ~0.23 M parameters (qwen2_vl): fast enough that tests build and run it in well under a second.
-    "tiny": ModelSize(
-        hidden=64,
-        intermediate=128,
-        layers=2,
-        heads=4,
-        kv_heads=2,
-        vision_dim=32,
-        vision_depth=2,
-        vision_heads=2,
-        vocab=600,
-    ),  # fmt: skip
+    "tiny": ModelSize(hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, vision_dim=32, vision_depth=2, vision_heads=2, vocab=600),
     # ~4.7 M parameters (qwen2_vl): the CPU demo's model (r1_gui.demo). A GRPO step of 128 answers takes about 14 s
     # on 2 cores before the no-signal skip (tiny's: 3.2-3.9 s), but only this size learned app names and waits
     # under GRPO.
-    "small": ModelSize(
-        hidden=256,
-        intermediate=768,
-        layers=4,
-        heads=4,
-        kv_heads=2,
-        vision_dim=128,
-        vision_depth=4,
-        vision_heads=4,
-        vocab=1024,
-    ),  # fmt: skip
+    "small": ModelSize(hidden=256, intermediate=768, layers=4, heads=4, kv_heads=2, vision_dim=128, vision_depth=4, vision_heads=4, vocab=1024),
 }
+# fmt: on
 
 
 def _mrope_section(head_dim: int) -> list[int]:

@@ -64,7 +64,7 @@ def multi_turn_trainer(script_args, training_args, model_args):
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume
     from r1_gui.training.grpo import build_reward_funcs
-    from r1_gui.training.model import check_model, load_training_processor, trainer_inputs
+    from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
 
     env_id = script_args.env_id
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
@@ -107,19 +107,9 @@ def multi_turn_trainer(script_args, training_args, model_args):
 
     # 3. Model and trainer.
     trains_on = f"{len(dataset)} resets of {env_id} (tasks: {', '.join(t or '(its own)' for t in tasks)})"
+    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
     trainer = MultiTurnGRPOTrainer(
-        **trainer_inputs(
-            "GRPO",
-            model_args,
-            script_args,
-            model_type,
-            coordinates,
-            trains_on,
-            logger,
-            training_args,
-            dataset,
-            processor,
-        ),  # fmt: skip
+        **trainer_inputs(model, training_args, dataset, processor, model_args),
         reward_funcs=reward_funcs,
         prompt_style="mobile_use",
         coordinates=coordinates,

@@ -36,7 +36,7 @@ from r1_gui.training.args import (
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_processor, trainer_inputs
+from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
 
 logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
@@ -198,19 +198,9 @@ def single_step_trainer(script_args, training_args, model_args):
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
 
     # 4. The trainer.
+    model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
     trainer = GUIGRPOTrainer(
-        **trainer_inputs(
-            "GRPO",
-            model_args,
-            script_args,
-            model_type,
-            coordinates,
-            trains_on,
-            logger,
-            training_args,
-            dataset,
-            processor,
-        ),  # fmt: skip
+        **trainer_inputs(model, training_args, dataset, processor, model_args),
         reward_funcs=reward_funcs,
         prompt_style=script_args.prompt_style,
         coordinates=coordinates,

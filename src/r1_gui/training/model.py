@@ -68,14 +68,11 @@ def load_training_processor(model_args, data_args: GUIDataArguments):
     )
 
 
-def trainer_inputs(stage: str, model_args, data_args, model_type: str, coordinates: str, trains_on: str, logger,
-                   training_args, dataset, processor) -> dict:  # fmt: skip
-    """The keyword arguments every r1_gui trainer is built from: the model (`load_training_model`, which logs what
-    ``stage`` trains on), the training arguments, the rows, the processor and the LoRA config (None without
-    --use_peft)."""
+def trainer_inputs(model, training_args, dataset, processor, model_args) -> dict:
+    """The keyword arguments every r1_gui trainer is built from: the model (`load_training_model`), the training
+    arguments, the rows, the processor and the LoRA config of the model arguments (None without --use_peft)."""
     from r1_gui.training.lora import lora_config
 
-    model = load_training_model(stage, model_args, data_args, model_type, coordinates, trains_on, logger)
     return {
         "model": model,
         "args": training_args,

@@ -32,7 +32,7 @@ from r1_gui.training.args import (
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_processor, trainer_inputs
+from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
 from r1_gui.training.trainer import train_and_save
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
@@ -116,20 +116,8 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
 
     # 4. Train and save.
-    trainer = SFTTrainer(
-        **trainer_inputs(
-            "SFT",
-            model_args,
-            script_args,
-            model_type,
-            coordinates,
-            trains_on,
-            logger,
-            training_args,
-            dataset,
-            processor,
-        )  # fmt: skip
-    )
+    model = load_training_model("SFT", model_args, script_args, model_type, coordinates, trains_on, logger)
+    trainer = SFTTrainer(**trainer_inputs(model, training_args, dataset, processor, model_args))
     show_step_lines(trainer)  # one short line per logged step instead of the metrics dict
     train_and_save(trainer, resume, logger)
 
