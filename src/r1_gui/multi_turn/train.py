@@ -63,8 +63,8 @@ def multi_turn_trainer(script_args, training_args, model_args):
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume
-    from r1_gui.training.grpo import build_reward_funcs
-    from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
+    from r1_gui.training.grpo import build_reward_funcs, grpo_trainer_inputs
+    from r1_gui.training.model import check_model, load_training_model, load_training_processor
 
     env_id = script_args.env_id
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
@@ -109,11 +109,8 @@ def multi_turn_trainer(script_args, training_args, model_args):
     trains_on = f"{len(dataset)} resets of {env_id} (tasks: {', '.join(t or '(its own)' for t in tasks)})"
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
     trainer = MultiTurnGRPOTrainer(
-        **trainer_inputs(model, training_args, dataset, processor, model_args),
-        reward_funcs=reward_funcs,
-        prompt_style="mobile_use",
+        **grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs),
         coordinates=coordinates,
-        skip_no_signal=script_args.skip_no_signal,
         env_pool=pool,
         max_turns=script_args.max_turns,
         history_images=script_args.history_images,

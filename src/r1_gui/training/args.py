@@ -137,14 +137,19 @@ OLD_CHECKPOINTING_HELP = (
 )
 
 
-def default_activation_checkpointing(args) -> None:
-    """trl defaults gradient_checkpointing to True, and transformers 5, which renamed it activation_checkpointing,
-    warns (FutureWarning) whenever the old name holds a value: every run warned, with checkpointing on or off. r1_gui's
-    training configs leave the old name unset (None, see OLD_CHECKPOINTING_HELP) and put trl's default under the new
-    name; a user who writes the old name still gets transformers' warning, and their value. Call before the
-    config's own __post_init__."""
-    if args.gradient_checkpointing is None and args.activation_checkpointing is None:
-        args.activation_checkpointing = True
+@dataclass
+class CheckpointingUnderItsNewName:
+    """Mixed into r1_gui's trl training configs (before the trl class). trl defaults gradient_checkpointing to True,
+    and transformers 5, which renamed it activation_checkpointing, warns (FutureWarning) whenever the old name holds
+    a value: every run warned, with checkpointing on or off. The old name is left unset (None) and trl's default goes
+    under the new name; a user who writes the old name still gets transformers' warning, and their value."""
+
+    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
+
+    def __post_init__(self):
+        if self.gradient_checkpointing is None and self.activation_checkpointing is None:
+            self.activation_checkpointing = True
+        super().__post_init__()
 
 
 def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):

@@ -26,11 +26,10 @@ from trl import GRPOConfig
 from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
 from r1_gui.training.args import (
-    OLD_CHECKPOINTING_HELP,
+    CheckpointingUnderItsNewName,
     EnvArguments,
     GUIDataArguments,
     GUIModelConfig,
-    default_activation_checkpointing,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
@@ -82,7 +81,7 @@ class GUIGRPOScriptArguments(GUIDataArguments, EnvArguments):
 
 
 @dataclass
-class GUIGRPOConfig(GRPOConfig):
+class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPOConfig):
     """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
 
     _argument_group_name = "trl.GRPOConfig: GRPO and training (every transformers.TrainingArguments field too)"
@@ -94,11 +93,9 @@ class GUIGRPOConfig(GRPOConfig):
             "when there is none). Without it a run starts at step 0 and starts a new completions table."
         },
     )
-    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
 
     def __post_init__(self):
         check_generation_batch(self)
-        default_activation_checkpointing(self)
         super().__post_init__()
 
 
@@ -139,6 +136,16 @@ def parse_reward_kwargs(text: str | None) -> dict | None:
         raise UserError(
             f'--reward_kwargs is not valid JSON ({error}): {text!r}; e.g. \'{{"click_distance": {{"threshold": 0.05}}}}\''
         ) from None
+
+
+def grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs) -> dict:
+    """`trainer_inputs` and what every GUIGRPOTrainer (single-step or multi-turn) takes from the script arguments."""
+    return {
+        **trainer_inputs(model, training_args, dataset, processor, model_args),
+        "reward_funcs": reward_funcs,
+        "prompt_style": script_args.prompt_style,
+        "skip_no_signal": script_args.skip_no_signal,
+    }
 
 
 def build_reward_funcs(script_args, training_args, coordinates) -> list:
@@ -200,12 +207,9 @@ def single_step_trainer(script_args, training_args, model_args):
     # 4. The trainer.
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
     trainer = GUIGRPOTrainer(
-        **trainer_inputs(model, training_args, dataset, processor, model_args),
-        reward_funcs=reward_funcs,
-        prompt_style=script_args.prompt_style,
+        **grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs),
         coordinates=coordinates,
         completions_table_steps=script_args.completions_table_steps,
-        skip_no_signal=script_args.skip_no_signal,
         dedupe_images=script_args.dedupe_images,
     )
     if training_args.process_index == 0:

@@ -17,16 +17,15 @@ Arguments: `GUIDataArguments` (r1_gui.training.args), every `trl.SFTConfig` fiel
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from trl import ModelConfig, SFTConfig
 
 from r1_gui.cli_errors import cli_main, user_errors
 from r1_gui.training.args import (
-    OLD_CHECKPOINTING_HELP,
+    CheckpointingUnderItsNewName,
     GUIDataArguments,
     GUIModelConfig,
-    default_activation_checkpointing,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
@@ -41,16 +40,10 @@ SFT_COLUMNS = ("image", "problem", "solution")
 
 
 @dataclass
-class GUISFTConfig(SFTConfig):
+class GUISFTConfig(CheckpointingUnderItsNewName, SFTConfig):
     """trl.SFTConfig under its own --help heading."""
 
     _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
-
-    gradient_checkpointing: bool | None = field(default=None, metadata={"help": OLD_CHECKPOINTING_HELP})
-
-    def __post_init__(self):
-        default_activation_checkpointing(self)
-        super().__post_init__()
 
 
 def parse_sft_arguments(argv: list[str] | None = None):
