@@ -186,3 +186,13 @@ def cli_main(function: Callable) -> Callable:
             raise UserExit(message) from None
 
     return entry
+
+
+def command_parser(description: str, prog: str | None = None):
+    """The argument parser of an r1_gui command line: its docstring as the help text (kept as written), and no
+    abbreviated flags (a mistyped `--num_gen` fails instead of silently matching a longer flag)."""
+    import argparse
+
+    return argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
+    )

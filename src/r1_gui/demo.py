@@ -18,7 +18,6 @@ before/after table. The held-out test episodes are never trained on.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
 from r1_gui.paths import check_output_folder
 from r1_gui.tiny import ARCHS
 
@@ -333,7 +332,7 @@ def _load_parameters(model_dir: Path):
 
 @cli_main
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(__doc__)
     parser.add_argument("--output_dir", required=True, help="folder for every stage and the report")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and training")
     parser.add_argument("--fast", action="store_true", help="a few steps of each stage (checks, learns nothing)")

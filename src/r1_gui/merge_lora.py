@@ -9,12 +9,11 @@ folder's (the one the run trained with). The merged weights keep the base model'
 
 from __future__ import annotations
 
-import argparse
 import logging
 from pathlib import Path
 
 from r1_gui.checkpoints import ADAPTER_CONFIG, adapter_base, config_folder, load_model
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, command_parser
 from r1_gui.paths import check_output_folder, usual_file_modes
 
 logger = logging.getLogger("r1_gui.merge_lora")
@@ -43,7 +42,7 @@ def merge(adapter: str | Path, output_dir: str | Path) -> Path:
 
 @cli_main
 def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(__doc__)
     parser.add_argument("--adapter", required=True, help="adapter folder (the --output_dir of a --use_peft run)")
     parser.add_argument("--output_dir", required=True, help="new folder for the merged model and its processor")
     args = parser.parse_args(argv)

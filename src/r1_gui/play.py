@@ -21,7 +21,7 @@ import argparse
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main, user_errors
+from r1_gui.cli_errors import UserError, cli_main, command_parser, user_errors
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from r1_gui.envs.contract import add_env_arguments
     from r1_gui.evaluation.generate import add_generation_arguments
 
-    parser = argparse.ArgumentParser(
-        prog="python -m r1_gui.play",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    parser = command_parser(__doc__, prog="python -m r1_gui.play")
     add_env_arguments(parser)
     parser.add_argument(
         "--task", default="all", help="a task the environment declares, or all (the environment draws one per episode)"

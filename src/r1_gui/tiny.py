@@ -19,13 +19,12 @@ the vision position embeddings are a small learned grid, and the MoE variant rou
 
 from __future__ import annotations
 
-import argparse
 import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from r1_gui.cli_errors import cli_main
+from r1_gui.cli_errors import cli_main, command_parser
 from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import check_output_folder, usual_file_modes
 
@@ -337,7 +336,7 @@ def build_tiny_model(
 
 @cli_main
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_parser(__doc__)
     parser.add_argument("--arch", choices=ARCHS, default="qwen2_vl", help="model_type of the built model")
     parser.add_argument("--out", required=True, help="folder to write the model and processor to")
     parser.add_argument("--size", choices=tuple(SIZES), default="tiny", help="tiny (tests) or small (the CPU demo)")

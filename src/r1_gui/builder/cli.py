@@ -6,7 +6,7 @@ import argparse
 import logging
 from dataclasses import fields
 
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, command_parser
 
 from .core import INPUT_FORMATS, BuildConfig, build_from
 from .sources import SKIP_REASONS
@@ -14,8 +14,8 @@ from .writers import EXPORTS
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="Build train/test parquet files for GRPO from Aguvis stage-2 JSON (or GUI-R1 parquet) files."
+    parser = command_parser(
+        "Build train/test parquet files for GRPO from Aguvis stage-2 JSON (or GUI-R1 parquet) files."
     )
     parser.add_argument("--input", nargs="+", required=True, metavar="FILE", help="aitw-l1.json [more.json ...]")
     parser.add_argument(

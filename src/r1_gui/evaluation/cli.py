@@ -32,7 +32,7 @@ import argparse
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
 from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
@@ -46,12 +46,7 @@ BENCHMARK_NAMES = tuple(BENCHMARKS)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="eval/test_aitw.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,  # a mistyped flag fails instead of silently matching a longer one
-    )
+    parser = command_parser(__doc__, prog="eval/test_aitw.py")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
     source.add_argument(

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, command_parser
 from r1_gui.evaluation.episodes import EPISODES_FILE, episode_instance
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.intervals import RESAMPLES, SEED, interval_text, paired_difference
@@ -220,12 +220,7 @@ def comparison_text(result: dict) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m r1_gui.evaluation.compare",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    parser = command_parser(__doc__, prog="python -m r1_gui.evaluation.compare")
     parser.add_argument(
         "run_a", help="the baseline's --output_dir (metrics.json and predictions.jsonl or episodes.jsonl)"
     )

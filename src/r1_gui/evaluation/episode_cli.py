@@ -25,7 +25,7 @@ import logging
 import sys
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, cli_main, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
@@ -38,12 +38,7 @@ logger = logging.getLogger("r1_gui.evaluation")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET
 
-    parser = argparse.ArgumentParser(
-        prog="eval/test_phone.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    parser = command_parser(__doc__, prog="eval/test_phone.py")
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint folder, LoRA adapter folder or Hub id")
     parser.add_argument("--output_dir", required=True, help="folder for episodes.jsonl, metrics.json, report.md")
     add_env_arguments(parser)

@@ -25,7 +25,7 @@ import argparse
 import logging
 from dataclasses import fields
 
-from r1_gui.cli_errors import cli_main, user_errors
+from r1_gui.cli_errors import cli_main, command_parser, user_errors
 from r1_gui.synthetic.episodes import ALL_APPS, TASKS, SyntheticConfig, synthetic_config
 from r1_gui.synthetic.writer import GeneratorConfig, write_dataset
 
@@ -41,7 +41,7 @@ def parse_grid(text: str) -> tuple[int, int]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_parser(__doc__.split("\n\n")[0])
     parser.add_argument(
         "--output_dir", required=True, help="folder to create (must be empty, or an earlier output with --overwrite)"
     )
