@@ -34,12 +34,11 @@ import sys
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
 from r1_gui.evaluation.benchmarks import BENCHMARKS
-from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
+from r1_gui.evaluation.config import EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.generate import add_generation_arguments
+from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
 from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
 from r1_gui.paths import check_output_folder
-from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
 
 logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)
@@ -85,32 +84,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
         "r1_gui/evaluation/presets.py for where each value comes from and what is not reproduced",
     )
-    parser.add_argument(
-        "--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm (GPU)"
-    )
-    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
-    parser.add_argument(
-        "--dtype",
-        choices=("auto", "bfloat16", "float16", "float32"),
-        default=default("dtype"),
-        help="model weights dtype",
-    )
-    parser.add_argument(
-        "--vision_attention",
-        choices=VISION_ATTENTION_CHOICES,
-        default=default("vision_attention"),
-        help="hf backend: batched_windows runs the vision tower's windows as one sdpa call per window length (the "
-        "same output), model as transformers does, auto batched on CUDA only (default)",
-    )
-    parser.add_argument(
-        "--vllm_gpu_memory_utilization",
-        type=float,
-        default=default("vllm_gpu_memory_utilization"),
-        help="vllm backend only",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=default("seed"), help="sampling seed (matters with --temperature > 0)"
-    )
+    add_backend_arguments(parser)
     parser.add_argument(
         "--gallery_size", type=int, default=default("gallery_size"), help="annotated screenshots in the report; 0: none"
     )

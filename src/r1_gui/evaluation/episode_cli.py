@@ -28,9 +28,8 @@ from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
-from r1_gui.evaluation.config import BACKENDS, DEVICES, EvalConfig, default
-from r1_gui.evaluation.generate import add_pixel_arguments
-from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
+from r1_gui.evaluation.config import EvalConfig
+from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
 
 logger = logging.getLogger("r1_gui.evaluation")
 
@@ -61,19 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--env_step_timeout", type=float, default=DEFAULT_STEP_TIMEOUT, help="seconds an environment step may take"
     )
     parser.add_argument("--batch_size", type=int, default=8, help="episodes played side by side (default 8)")
-    parser.add_argument("--max_new_tokens", type=int, default=128, help="new tokens per turn (default 128)")
-    parser.add_argument("--temperature", type=float, default=default("temperature"), help="0 (default): greedy")
-    parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed")
-    parser.add_argument("--system_prompt", default=default("system_prompt"), help="as in training")
-    add_pixel_arguments(parser)
-    parser.add_argument("--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm")
-    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
-    parser.add_argument(
-        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default=default("dtype"), help="weights dtype"
-    )
-    parser.add_argument(
-        "--vision_attention", choices=VISION_ATTENTION_CHOICES, default=default("vision_attention"), help="as training"
-    )
+    add_generation_arguments(parser, prompting=False, max_new_tokens=128)
+    add_backend_arguments(parser)
     parser.add_argument(
         "--overwrite", action="store_true", help="delete OUTPUT_DIR's earlier episode files and start over"
     )

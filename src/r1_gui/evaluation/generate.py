@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.checkpoints import config_folder, load_model
-from r1_gui.evaluation.config import COORDINATE_CHOICES, EvalConfig, default, eval_config
+from r1_gui.evaluation.config import BACKENDS, COORDINATE_CHOICES, DEVICES, EvalConfig, default, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.protocol import log_warnings, resolve_image_settings
 from r1_gui.evaluation.samples import screen_size
@@ -40,38 +40,67 @@ from r1_gui.prompts import (
     resolve_prompt_style,
     stop_token_ids,
 )
-from r1_gui.vision_attention import apply_vision_attention
+from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, apply_vision_attention
 
 logger = logging.getLogger(__name__)
 
 VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a machine with an NVIDIA GPU"
 
 
-def add_generation_arguments(parser) -> None:
-    """The flags that say how a checkpoint is asked (decoding, prompt, coordinates, screenshot size), with the
-    generators' defaults (``EvalConfig``'s); eval/test_aitw.py and ``python -m r1_gui.play`` share them."""
-    parser.add_argument(
-        "--max_new_tokens", type=int, default=default("max_new_tokens"), help="completion length limit (default: 256)"
-    )
+def add_generation_arguments(parser, prompting: bool = True, max_new_tokens: int | None = None) -> None:
+    """The flags that say how a checkpoint is asked (decoding, system prompt, screenshot size; with ``prompting``
+    also the prompt style and coordinates), with the generators' defaults (``EvalConfig``'s; ``max_new_tokens``
+    overrides that one); eval/test_aitw.py, eval/test_phone.py and ``python -m r1_gui.play`` share them."""
+    tokens = max_new_tokens or default("max_new_tokens")
+    parser.add_argument("--max_new_tokens", type=int, default=tokens, help=f"new tokens per answer (default: {tokens})")
     parser.add_argument(
         "--temperature", type=float, default=default("temperature"), help="0 (default) is greedy; > 0 samples"
     )
-    parser.add_argument(
-        "--prompt_style",
-        choices=PROMPT_STYLE_CHOICES,
-        default=default("prompt_style"),
-        help="as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; others: aguvis)",
-    )
+    if prompting:
+        parser.add_argument(
+            "--prompt_style",
+            choices=PROMPT_STYLE_CHOICES,
+            default=default("prompt_style"),
+            help="as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; others: aguvis)",
+        )
+        parser.add_argument(
+            "--coordinates",
+            choices=COORDINATE_CHOICES,
+            default=default("coordinates"),
+            help="how the model writes points; auto: from the architecture and prompt style, as training",
+        )
     parser.add_argument(
         "--system_prompt", default=default("system_prompt"), help="replace the style's system prompt, as in training"
     )
-    parser.add_argument(
-        "--coordinates",
-        choices=COORDINATE_CHOICES,
-        default=default("coordinates"),
-        help="how the model writes points; auto: from the architecture and prompt style, as training",
-    )
     add_pixel_arguments(parser)
+
+
+def add_backend_arguments(parser) -> None:
+    """The flags that say where and how the model runs (backend, device, dtype, vision attention, vLLM's memory
+    share) and the sampling seed: eval/test_aitw.py's and eval/test_phone.py's."""
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm (GPU)"
+    )
+    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
+    parser.add_argument(
+        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default=default("dtype"), help="weights dtype"
+    )
+    parser.add_argument(
+        "--vision_attention",
+        choices=VISION_ATTENTION_CHOICES,
+        default=default("vision_attention"),
+        help="hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its equal-size images) as one "
+        "sdpa call per size (the same output), model as transformers does, auto batched on CUDA only (default)",
+    )
+    parser.add_argument(
+        "--vllm_gpu_memory_utilization",
+        type=float,
+        default=default("vllm_gpu_memory_utilization"),
+        help="vllm backend only",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=default("seed"), help="sampling seed (matters with --temperature > 0)"
+    )
 
 
 def add_pixel_arguments(parser) -> None:
