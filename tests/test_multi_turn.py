@@ -367,17 +367,24 @@ def test_each_turn_is_scored_in_its_own_context(arch, request, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "recipe", ["tiny_cpu_phone_grpo.yaml", "qwen25vl3b_phone_grpo.yaml", "qwen3vl8b_phone_grpo.yaml"]
+    "recipe, env_id",
+    [
+        ("tiny_cpu_phone_grpo.yaml", "r1_gui/Phone-v0"),
+        ("qwen25vl3b_phone_grpo.yaml", "r1_gui/Phone-v0"),
+        ("qwen3vl8b_phone_grpo.yaml", "r1_gui/Phone-v0"),
+        ("tiny_cpu_web_grpo.yaml", "r1_gui/Web-v0"),
+        ("qwen25vl3b_web_grpo.yaml", "r1_gui/Web-v0"),
+    ],
 )
-def test_phone_recipes_parse_and_fit_their_token_budget(recipe):
+def test_episode_recipes_parse_and_fit_their_token_budget(recipe, env_id):
     from r1_gui.multi_turn.train import check_multi_turn
 
     on_cpu = ["--bf16", "false", "--use_cpu", "true"]  # the GPU recipes' bf16 check needs a GPU; the rest is read
     script_args, training_args, _ = parse_grpo_arguments(["--config", str(REPO / "local_scripts" / recipe), *on_cpu])
     env_kwargs, budget = check_multi_turn(script_args, training_args)
-    assert script_args.env_id == "r1_gui/Phone-v0" and budget <= training_args.max_completion_length
+    assert script_args.env_id == env_id and budget <= training_args.max_completion_length
     assert script_args.prompt_style == "mobile_use" and script_args.coordinates == "grid999"
-    if recipe != "tiny_cpu_phone_grpo.yaml":  # the verl recipe's settings
+    if "phone" in recipe and recipe != "tiny_cpu_phone_grpo.yaml":  # the verl recipe's settings
         assert (training_args.num_generations, training_args.beta, script_args.max_turns) == (5, 0.01, 20)
         assert env_kwargs == {"width": 1080, "height": 2400}
 

@@ -47,60 +47,38 @@ logger = logging.getLogger(__name__)
 VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a machine with an NVIDIA GPU"
 
 
+def _flag(parser, name: str, help: str, **kwargs) -> None:
+    """--NAME with EvalConfig's default for the field of that name (one home for each default)."""
+    parser.add_argument(f"--{name}", default=kwargs.pop("default", default(name)), help=help, **kwargs)
+
+
 def add_generation_arguments(parser, prompting: bool = True, max_new_tokens: int | None = None) -> None:
     """The flags that say how a checkpoint is asked (decoding, system prompt, screenshot size; with ``prompting``
     also the prompt style and coordinates), with the generators' defaults (``EvalConfig``'s; ``max_new_tokens``
     overrides that one); eval/test_aitw.py, eval/test_phone.py and ``python -m r1_gui.play`` share them."""
     tokens = max_new_tokens or default("max_new_tokens")
-    parser.add_argument("--max_new_tokens", type=int, default=tokens, help=f"new tokens per answer (default: {tokens})")
-    parser.add_argument(
-        "--temperature", type=float, default=default("temperature"), help="0 (default) is greedy; > 0 samples"
-    )
+    _flag(parser, "max_new_tokens", f"new tokens per answer (default: {tokens})", type=int, default=tokens)
+    _flag(parser, "temperature", "0 (default) is greedy; > 0 samples", type=float)
     if prompting:
-        parser.add_argument(
-            "--prompt_style",
-            choices=PROMPT_STYLE_CHOICES,
-            default=default("prompt_style"),
-            help="as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; others: aguvis)",
-        )
-        parser.add_argument(
-            "--coordinates",
-            choices=COORDINATE_CHOICES,
-            default=default("coordinates"),
-            help="how the model writes points; auto: from the architecture and prompt style, as training",
-        )
-    parser.add_argument(
-        "--system_prompt", default=default("system_prompt"), help="replace the style's system prompt, as in training"
-    )
+        _flag(parser, "prompt_style", "as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; "
+              "others: aguvis)", choices=PROMPT_STYLE_CHOICES)  # fmt: skip
+        _flag(parser, "coordinates", "how the model writes points; auto: from the architecture and prompt style, "
+              "as training", choices=COORDINATE_CHOICES)  # fmt: skip
+    _flag(parser, "system_prompt", "replace the style's system prompt, as in training")
     add_pixel_arguments(parser)
 
 
 def add_backend_arguments(parser) -> None:
     """The flags that say where and how the model runs (backend, device, dtype, vision attention, vLLM's memory
     share) and the sampling seed: eval/test_aitw.py's and eval/test_phone.py's."""
-    parser.add_argument(
-        "--backend", choices=BACKENDS, default=default("backend"), help="hf (any machine) or vllm (GPU)"
-    )
-    parser.add_argument("--device", choices=DEVICES, default=default("device"), help="hf backend device")
-    parser.add_argument(
-        "--dtype", choices=("auto", "bfloat16", "float16", "float32"), default=default("dtype"), help="weights dtype"
-    )
-    parser.add_argument(
-        "--vision_attention",
-        choices=VISION_ATTENTION_CHOICES,
-        default=default("vision_attention"),
-        help="hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its equal-size images) as one "
-        "sdpa call per size (the same output), model as transformers does, auto batched on CUDA only (default)",
-    )
-    parser.add_argument(
-        "--vllm_gpu_memory_utilization",
-        type=float,
-        default=default("vllm_gpu_memory_utilization"),
-        help="vllm backend only",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=default("seed"), help="sampling seed (matters with --temperature > 0)"
-    )
+    _flag(parser, "backend", "hf (any machine) or vllm (GPU)", choices=BACKENDS)
+    _flag(parser, "device", "hf backend device", choices=DEVICES)
+    _flag(parser, "dtype", "weights dtype", choices=("auto", "bfloat16", "float16", "float32"))
+    _flag(parser, "vision_attention", "hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its "
+          "equal-size images) as one sdpa call per size (the same output), model as transformers does, auto batched "
+          "on CUDA only (default)", choices=VISION_ATTENTION_CHOICES)  # fmt: skip
+    _flag(parser, "vllm_gpu_memory_utilization", "vllm backend only", type=float)
+    _flag(parser, "seed", "sampling seed (matters with --temperature > 0)", type=int)
 
 
 def add_pixel_arguments(parser) -> None:
