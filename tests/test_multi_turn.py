@@ -2,6 +2,7 @@
 window), the loss mask, the episode rewards and two training steps of a tiny model through grpo_gui.py --env."""
 
 import json
+import warnings
 from pathlib import Path
 from unittest import mock
 
@@ -473,12 +474,17 @@ def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # --arch: the demo's model family
-def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path):
+def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog):
     from dataclasses import replace
 
     from r1_gui.multi_turn.demo import MultiTurnDemoConfig, expert_examples, run_multi_turn_demo
 
-    report = run_multi_turn_demo(tmp_path, seed=0, config=replace(MultiTurnDemoConfig.fast(), arch=arch))
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level("WARNING", logger="r1_gui.demo"):
+        warnings.simplefilter("always")
+        report = run_multi_turn_demo(tmp_path, seed=0, config=replace(MultiTurnDemoConfig.fast(), arch=arch))
+    # issue 34 item 12: no phase timings at WARNING, no trl warning that rollout_func is experimental
+    assert not [r for r in caplog.records if r.getMessage().startswith(("sft:", "grpo:", "model:", "eval_"))]
+    assert not [w for w in caught if "rollout_func" in str(w.message)]
     assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == arch
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]

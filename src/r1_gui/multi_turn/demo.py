@@ -290,7 +290,6 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
 
 def main_multi_turn(output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl") -> dict:
     """`python -m r1_gui.demo --multi_turn`: run, then print the before/after table."""
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     config = replace(MultiTurnDemoConfig.fast() if fast else MultiTurnDemoConfig(), arch=arch)
     report = run_multi_turn_demo(output_dir, seed, config)
     print((Path(output_dir) / "report.md").read_text())

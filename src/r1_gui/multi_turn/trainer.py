@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Sequence
 
 import torch
@@ -165,6 +166,9 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     ):
         kwargs.setdefault("prompt_style", "mobile_use")
         kwargs.update(rollout_func=multi_turn_rollout, dedupe_images=False, completions_table_steps=0)
+        # trl warns on every run that rollout_func is experimental: r1_gui chose it knowingly and pins trl 1.16
+        # (its use is checked by tests/test_upstream_internals.py), so the warning is r1_gui's own noise
+        os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         super().__init__(*args, **kwargs)
         self.env_pool = env_pool
         self.add_callback(ClosePoolAtEnd(env_pool))
