@@ -1,11 +1,14 @@
-"""One multi-turn GRPO step on PhoneEnv, split into its parts: generation, environment, tool-response processing
-(the returned screenshots through the processor, each turn's context tokenized), log-probabilities, backward.
+"""One multi-turn GRPO step, split into its parts: generation, environment, tool-response processing (the returned
+screenshots through the processor, each turn's context tokenized), log-probabilities, backward.
 
     .venv/bin/python bench/multi_turn.py [--steps 3] [--size small] [--max_turns 4] [--generations 4]
+    .venv/bin/python bench/multi_turn.py --env r1_gui/Web-v0 --tasks click-test click-test-2 click-button click-link
 
-A random tiny Qwen2-VL (r1_gui.tiny) plays PhoneEnv episodes (224x448 screens) through MultiTurnGRPOTrainer; each
-part is timed by wrapping the function that does it. The environment's share of the step must stay under 5%.
-Ends with one JSON line.
+A random tiny Qwen2-VL (r1_gui.tiny) plays episodes (by default PhoneEnv's 224x448 screens; with --env any contract
+environment, e.g. MiniWoB++ pages in Chromium) through MultiTurnGRPOTrainer, the episodes of a step side by side in
+an EnvPool; each part is timed by wrapping the function that does it ("environment": the pool's resets and steps,
+the workers' IPC included). The environment's share of the step must stay under 5% on the phone. Ends with one JSON
+line.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max_turns", type=int, default=4)
     parser.add_argument("--max_turn_tokens", type=int, default=32)
     parser.add_argument("--generations", type=int, default=4)
+    parser.add_argument("--env", default="r1_gui/Phone-v0", help="the environment (any contract id)")
+    parser.add_argument("--env_kwargs", default="{}", help="gymnasium.make keywords as JSON")
+    parser.add_argument("--tasks", nargs="+", default=["go_home", "web_search"], help="tasks the resets alternate")
     args = parser.parse_args(argv)
 
     import os
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
     processor = load_processor(model_dir, min_pixels=3136, max_pixels=50176, chat_template=CHAT_TEMPLATE)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
     trainer_class = multi_turn_trainer.MultiTurnGRPOTrainer
-    resets = [("go_home", seed) if seed % 2 else ("web_search", seed) for seed in range(64)]
+    resets = [(args.tasks[seed % len(args.tasks)], seed) for seed in range(64)]
     dataset = Dataset.from_list([{"prompt": multi_turn_trainer.reset_prompt(t, s)} for t, s in resets])
     config = GUIGRPOConfig(
         output_dir=str(folder / "run"), use_cpu=True, bf16=False, report_to="none", save_strategy="no",
@@ -101,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     trainer = trainer_class(
         model=model, reward_funcs=get_reward_funcs(["task_success", "episode_format"]), args=config,
-        train_dataset=dataset, processing_class=processor, env_pool=EnvPool("r1_gui/Phone-v0"), max_turns=args.max_turns,
+        train_dataset=dataset, processing_class=processor, env_pool=EnvPool(args.env, json.loads(args.env_kwargs)), max_turns=args.max_turns,
         max_turn_tokens=args.max_turn_tokens, callbacks=[StepTimer()],
     )  # fmt: skip
     original_backward = trainer.accelerator.backward
