@@ -80,17 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     try:
         config_folder(args.model_name_or_path)  # a missing folder is one line, before anything starts
-        settings = EpisodeSettings(
-            env_id=args.env,
-            env_kwargs=args.env_kwargs,
-            tasks=tuple(args.tasks) if args.tasks else None,
-            episodes=args.episodes,
-            seed_offset=args.seed_offset,
-            max_turns=args.max_turns,
-            history_images=args.history_images,
-            env_step_timeout=args.env_step_timeout,
-            repeats=args.repeats,
-        )
+        settings = EpisodeSettings.from_args(args)
         with on_interrupt(
             kept=lambda: episodes_kept(args.output_dir), resume=lambda: rerun_command(drop_switches=("--overwrite",))
         ):

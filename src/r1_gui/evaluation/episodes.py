@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
@@ -87,6 +87,13 @@ class EpisodeSettings:
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
     repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
+
+    @classmethod
+    def from_args(cls, args) -> EpisodeSettings:
+        """The settings of a command line (eval/test_phone.py): each field is its flag, but env_id is --env."""
+        given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
+        given["tasks"] = tuple(args.tasks) if getattr(args, "tasks", None) else None
+        return cls(**{**given, "env_id": args.env})
 
     def __post_init__(self) -> None:
         for name in ("episodes", "max_turns", "history_images", "repeats"):
