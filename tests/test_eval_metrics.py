@@ -6,7 +6,7 @@ import pytest
 
 from r1_gui.actions import extract_action, original_call, read_bbox
 from r1_gui.evaluation.metrics import METRICS, UNPARSED, aggregate, paper_param_match, score_output
-from r1_gui.rewards import REWARD_FUNCS, accuracy_reward, action_match_reward, action_type_reward
+from r1_gui.rewards import REWARD_FUNCS, accuracy_reward, action_type_reward, step_success_reward
 from r1_gui.scoring import REWARD_METRICS
 
 
@@ -111,7 +111,7 @@ def test_metrics_agree_with_the_rewards(output, gt_code, bbox, expected):
     kwargs = {"completions": [output], "solution": solution, "bbox": [bbox]}
     assert action_type_reward(**kwargs) == [float(expected[0])]
     assert accuracy_reward(**kwargs) == [pytest.approx(0.5 * expected[0] + 0.5 * expected[1])]
-    assert action_match_reward(**kwargs) == [float(expected[4])]
+    assert step_success_reward(**kwargs) == [float(expected[4])]
 
 
 # Cases where a reward and its metric could part: each row is scored by every pair of REWARD_METRICS.
