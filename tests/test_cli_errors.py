@@ -533,18 +533,25 @@ def assert_interrupted(done: subprocess.CompletedProcess) -> str:
     return lines[-1]
 
 
+def interrupt_after_first_line(argv: list, kept_file, noun: str) -> tuple[int, str]:
+    """Ctrl-C the command once ``kept_file`` (JSON lines) has a line; its last stderr line must name the lines kept,
+    the file and the same command without --overwrite. Returns (lines kept, that command)."""
+    done = interrupt_when(argv, lambda: kept_file.is_file() and kept_file.read_bytes().count(b"\n") >= 1)
+    line = assert_interrupted(done)
+    kept = kept_file.read_bytes().count(b"\n")
+    assert argv[-1] == "--overwrite"
+    command = shlex.join(["python", *map(str, argv[:-1])])
+    assert line == f"interrupted: kept {kept} {noun} in {kept_file}; continue with: {command}"
+    return kept, command
+
+
 def test_ctrl_c_in_evaluation_names_the_predictions_kept_and_the_command_that_resumes(tiny_qwen2_vl,
                                                                                       synthetic_dataset, tmp_path):  # fmt: skip
     out = tmp_path / "eval"
     argv = ["eval/test_aitw.py", "--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--split",
             "train", "--batch_size", "1", "--max_pixels", "50176", "--gallery_size", "0", "--output_dir", out,
             "--overwrite"]  # fmt: skip
-    predictions = out / "predictions.jsonl"
-    done = interrupt_when(argv, lambda: predictions.is_file() and predictions.read_bytes().count(b"\n") >= 1)
-    line = assert_interrupted(done)
-    kept = predictions.read_bytes().count(b"\n")
-    command = shlex.join(["python", *map(str, argv[:-1])])  # the same command, without --overwrite
-    assert line == f"interrupted: kept {kept} predictions in {predictions}; continue with: {command}"
+    kept, command = interrupt_after_first_line(argv, out / "predictions.jsonl", "predictions")
     resumed = subprocess.run([sys.executable, *shlex.split(command)[1:], "--max_samples", str(kept + 1)], cwd=REPO,
                              capture_output=True, text=True, timeout=600)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -668,9 +675,4 @@ def test_ctrl_c_in_episode_evaluation_names_the_episodes_kept_and_the_command_th
     argv = ["eval/test_phone.py", "--model_name_or_path", tiny_qwen2_vl, "--output_dir", out, "--episodes", "40",
             "--batch_size", "1", "--tasks", "go_home", "--max_turns", "2", "--max_new_tokens", "8",
             "--max_pixels", "12544", "--overwrite"]  # fmt: skip
-    episodes = out / "episodes.jsonl"
-    done = interrupt_when(argv, lambda: episodes.is_file() and episodes.read_bytes().count(b"\n") >= 1)
-    line = assert_interrupted(done)
-    kept = episodes.read_bytes().count(b"\n")
-    command = shlex.join(["python", *map(str, argv[:-1])])  # the same command, without --overwrite
-    assert line == f"interrupted: kept {kept} episodes in {episodes}; continue with: {command}"
+    kept, command = interrupt_after_first_line(argv, out / "episodes.jsonl", "episodes")
