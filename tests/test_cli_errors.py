@@ -80,7 +80,7 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
     "extra, fragments",
     [
         (["--per_device_train_batch_size", "3", "--num_generations", "2"], ["not divisible by num_generations"]),
-        (["--reward_funcs", "accurasy"], ["unknown reward(s) ['accurasy']", "action_match"]),
+        (["--reward_funcs", "accurasy"], ["unknown reward(s) ['accurasy']", "step_success"]),
         (["--reward_weights", "1", "2", "3"], ["--reward_weights has 3 values for 2 reward functions"]),
         (["--reward_kwargs", "{accuracy: 1"], ["--reward_kwargs is not valid JSON"]),
         (["--prompt_style", "nope"], ["unknown prompt style 'nope'"]),
