@@ -486,3 +486,30 @@ def test_two_grpo_steps_and_an_episode_evaluation_on_web_pages(tiny_qwen2_vl, tm
     assert set(metrics["per_task"]) == set(EXPERT_TASKS[:3])  # the preset's first three tasks, one episode each
     assert metrics["click_hit_rate"] is not None  # every one of them asks for a click on an element
 
+
+@needs_browser
+@pytest.mark.slow
+def test_the_fast_web_demo_writes_its_report(tmp_path):
+    import json
+
+    from r1_gui.demo import main
+
+    report = main(["--web", "--fast", "--output_dir", str(tmp_path), "--seed", "1"])
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
+    assert saved["config"]["env_id"] == "r1_gui/Web-v0" and saved["config"]["model_size"] == "tiny"
+    for stage in ("warm_start", "grpo"):  # per task, the success and the share of clicks on their target
+        part = saved[stage]
+        assert set(part["per_task"]) == set(saved["config"]["tasks"]) and part["env_failures"] == 0
+        assert 0 <= part["success_rate"] <= 1 and 0 <= part["click_hit_rate"] <= 1
+        assert all("click_hit_rate" in row for row in part["per_task"].values())
+    assert saved["click_hit_rate_gain"] == pytest.approx(
+        saved["grpo"]["click_hit_rate"] - saved["warm_start"]["click_hit_rate"]
+    )
+    assert len(saved["load_average"]["start"]) == 3 and saved["seconds"]["total"] > 0
+    assert "click_hit_rate" in (tmp_path / "report.md").read_text() and (tmp_path / "reward_curve.png").is_file()
+    for stage in ("eval_warm_start", "eval_grpo"):  # the episode pictures of both evaluations
+        assert list((tmp_path / stage / "episodes").glob("*.png"))
+    # every turn of these click tasks had an element to hit (the environment's target box), kept in episodes.jsonl
+    episodes = [json.loads(line) for line in (tmp_path / "eval_warm_start" / "episodes.jsonl").read_text().splitlines()]
+    assert all(turn["target_box"] is not None for episode in episodes for turn in episode["turns"])
