@@ -22,7 +22,8 @@ from r1_gui.actions import Action, format_action
 from r1_gui.envs.browser import BrowserError, find_binaries, process_table, remove_stale_profiles
 from r1_gui.envs.contract import INFO_KEYS, check_env, declared_tasks, make_env
 from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
-from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page
+from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page, target_box
+from r1_gui.scoring import click_hit
 
 # The tasks issue 31 names; the expert must solve each (the README lists its rate over 100 seeds).
 NAMED_TASKS = (
@@ -144,7 +145,8 @@ def field(value: str, focused: bool) -> SimpleNamespace:
 )
 def test_fill_makes_a_field_hold_the_text(value, focused, selection, expected):
     page = Page("enter-text", {"target": "Kasie"}, [], selection=selection)
-    assert fill(page, field(value, focused), "Kasie") == expected
+    move = fill(page, field(value, focused), "Kasie")
+    assert (move and move.action) == expected
 
 
 def box(left, top, width, height) -> SimpleNamespace:
@@ -162,8 +164,25 @@ def box(left, top, width, height) -> SimpleNamespace:
 )
 def test_click_uncovered_avoids_what_is_painted_over_the_target(covers, expected):
     page = Page("click-test-2", {"target": "ONE"}, [])
-    action = click_uncovered(page, box(40, 80, 40, 40), covers)
-    assert (action.x * 160, action.y * 210) == pytest.approx(expected)
+    target = box(40, 80, 40, 40)
+    move = click_uncovered(page, target, covers)
+    assert (move.action.x * 160, move.action.y * 210) == pytest.approx(expected) and move.target is target
+
+
+@pytest.mark.parametrize(
+    "element, expected",
+    [
+        # inside the task area: its box over 160 x 210, half a pixel up and left (the browser rounds a click's point)
+        (box(40, 84, 40, 21), (39.5 / 160, 83.5 / 210, 79.5 / 160, 104.5 / 210)),
+        (box(-20, 200, 60, 30), (0.0, 199.5 / 210, 39.5 / 160, 1.0)),  # over the edges: clipped to the task area
+        (box(170, 10, 20, 20), None),  # right of the task area: nothing of it there
+        (box(40, 80, 0, 20), None),  # no width: no area to hit
+        (None, None),  # an action that aims at no element (typing, a hotkey)
+    ],
+)
+def test_target_box_is_the_element_normalized_to_the_task_area(element, expected):
+    found = target_box(Page("click-test", {}, []), element)
+    assert found == (expected if expected is None else pytest.approx(expected))
 
 
 # ---------------------------------------------------------------------------------------- in a browser
@@ -196,6 +215,31 @@ def test_the_expert_clicks_a_button_half_hidden_by_another(web, task):
         centre = (one.left + one.width / 2, one.top + one.height / 2)
         assert two.left <= centre[0] <= two.left + two.width and two.top <= centre[1] <= two.top + two.height
         assert play_expert(web, task, seed)["success"], f"{task} seed {seed}"
+
+
+@needs_browser
+def test_the_target_box_holds_the_experts_click_and_is_none_for_typing(web):
+    for task in ("click-test", "click-tab", "click-dialog", "click-test-2"):
+        _, info = web.reset(seed=4, options={"task": task})
+        x1, y1, x2, y2 = info["target_box"]
+        assert x1 <= info["expert_action"].x <= x2 and y1 <= info["expert_action"].y <= y2, task
+        assert 0 < (x2 - x1) * (y2 - y1) < 0.5, task  # an element's box, not the whole task area
+    _, info = web.reset(seed=4, options={"task": "enter-text"})
+    _, _, _, _, info = web.step(info["expert_action"])  # the field focused: the expert types next
+    assert info["expert_action"].type == "type" and info["target_box"] is None
+
+
+@needs_browser
+def test_a_click_ends_click_test_exactly_when_it_is_in_the_target_box(web):
+    _, info = web.reset(seed=7, options={"task": "click-test"})
+    x1, y1, x2, y2 = info["target_box"]
+    middle_x, middle_y, nudge = (x1 + x2) / 2, (y1 + y2) / 2, 0.2 / 210  # a fifth of a CSS pixel
+    outside = [(x1 - nudge, middle_y), (x2 + nudge, middle_y), (middle_x, y1 - nudge), (middle_x, y2 + nudge)]
+    for x, y in outside:  # just off each edge: the page ignores the click, the episode goes on
+        _, _, terminated, _, info = web.step(Action("click", x=x, y=y))
+        assert not terminated and click_hit(Action("click", x=x, y=y), info["target_box"]) is False, (x, y)
+    _, _, terminated, _, info = web.step(Action("click", x=x1 + nudge, y=y2 - nudge))  # just inside a corner
+    assert terminated and info["success"] and click_hit(Action("click", x=x1 + nudge, y=y2 - nudge), (x1, y1, x2, y2))
 
 
 @needs_browser
@@ -440,3 +484,32 @@ def test_two_grpo_steps_and_an_episode_evaluation_on_web_pages(tiny_qwen2_vl, tm
     metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
     assert metrics["episodes"] == 3 and metrics["env_failures"] == 0
     assert set(metrics["per_task"]) == set(EXPERT_TASKS[:3])  # the preset's first three tasks, one episode each
+    assert metrics["click_hit_rate"] is not None  # every one of them asks for a click on an element
+
+
+@needs_browser
+@pytest.mark.slow
+def test_the_fast_web_demo_writes_its_report(tmp_path):
+    import json
+
+    from r1_gui.demo import main
+
+    report = main(["--web", "--fast", "--output_dir", str(tmp_path), "--seed", "1"])
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
+    assert saved["config"]["env_id"] == "r1_gui/Web-v0" and saved["config"]["model_size"] == "tiny"
+    for stage in ("warm_start", "grpo"):  # per task, the success and the share of clicks on their target
+        part = saved[stage]
+        assert set(part["per_task"]) == set(saved["config"]["tasks"]) and part["env_failures"] == 0
+        assert 0 <= part["success_rate"] <= 1 and 0 <= part["click_hit_rate"] <= 1
+        assert all("click_hit_rate" in row for row in part["per_task"].values())
+    assert saved["click_hit_rate_gain"] == pytest.approx(
+        saved["grpo"]["click_hit_rate"] - saved["warm_start"]["click_hit_rate"]
+    )
+    assert len(saved["load_average"]["start"]) == 3 and saved["seconds"]["total"] > 0
+    assert "click_hit_rate" in (tmp_path / "report.md").read_text() and (tmp_path / "reward_curve.png").is_file()
+    for stage in ("eval_warm_start", "eval_grpo"):  # the episode pictures of both evaluations
+        assert list((tmp_path / stage / "episodes").glob("*.png"))
+    # every turn of these click tasks had an element to hit (the environment's target box), kept in episodes.jsonl
+    episodes = [json.loads(line) for line in (tmp_path / "eval_warm_start" / "episodes.jsonl").read_text().splitlines()]
+    assert all(turn["target_box"] is not None for episode in episodes for turn in episode["turns"])

@@ -53,6 +53,36 @@ def test_episode_metrics_by_hand():
     assert replay["step_success"] == pytest.approx(2 / 3) and replay["episode_progress"] == pytest.approx(0.25)
 
 
+def _aimed(task, *hits):
+    """An episode whose turns have these click_hit values (None: the screen had no target box; "-": a line of an
+    earlier run, without the key)."""
+    turns = [{"parsed": True, "matched": None} | ({} if hit == "-" else {"click_hit": hit}) for hit in hits]
+    return {"task": task, "success": False, "steps": len(turns), "turns": turns, "progress": None, "env_failure": None}
+
+
+@pytest.mark.parametrize(
+    "records, rate, interval, per_task",
+    [
+        # no turn had a target box (the phone): no rate, no interval
+        ([_aimed("a", None, None)], None, None, {"a": None}),
+        # one episode, a miss then a hit: 1/2; one unit, every resample the same
+        ([_aimed("a", False, True)], 0.5, [0.5, 0.5], {"a": 0.5}),
+        # two episodes, 2 hits of 3 boxed turns; resamples give 1/2 (first twice, p 0.25), 1 (second twice, p 0.25)
+        # or 2/3: the 2.5th and 97.5th percentiles are 1/2 and 1
+        ([_aimed("a", False, True), _aimed("b", True)], 2 / 3, [0.5, 1.0], {"a": 0.5, "b": 1.0}),
+        # turns on screens without a box, and an earlier run's lines without the key, are not counted
+        ([_aimed("a", None, "-"), _aimed("b", True)], 1.0, [1.0, 1.0], {"a": None, "b": 1.0}),
+        # an action that is no click (or did not parse) on a boxed screen is a miss
+        ([_aimed("a", False), _aimed("b", False)], 0.0, [0.0, 0.0], {"a": 0.0, "b": 0.0}),
+    ],
+)
+def test_click_hit_rate_by_hand(records, rate, interval, per_task):
+    metrics = episode_metrics(records)
+    assert metrics["click_hit_rate"] == (rate if rate is None else pytest.approx(rate))
+    assert metrics["click_hit_rate_ci95"] == (interval if interval is None else pytest.approx(interval))
+    assert {task: row["click_hit_rate"] for task, row in metrics["per_task"].items()} == pytest.approx(per_task)
+
+
 def test_repeats_by_hand():
     records = [
         _record("go_home", True, 2, [True], id="go_home:1", repeat=0),  # succeeds, then fails: a flip

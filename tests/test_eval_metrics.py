@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from r1_gui.actions import extract_action, original_call, read_bbox
+from r1_gui.actions import Action, extract_action, original_call, read_bbox
 from r1_gui.evaluation.metrics import METRICS, UNPARSED, aggregate, paper_param_match, score_output
 from r1_gui.rewards import REWARD_FUNCS, accuracy_reward, action_type_reward, step_success_reward
-from r1_gui.scoring import REWARD_METRICS
+from r1_gui.scoring import REWARD_METRICS, click_hit
 
 
 def aguvis(code: str) -> str:
@@ -299,3 +299,28 @@ def test_aggregate_of_no_records_is_empty():
     metrics = aggregate([])
     assert metrics["num_samples"] == 0 and metrics["per_type"] == {} and metrics["confusion_matrix"] == {}
     assert metrics["step_success_ci95"] is None  # no samples, no interval
+
+
+@pytest.mark.parametrize(
+    "pred, box, expected",
+    [
+        (Action("click", x=0.3, y=0.45), (0.25, 0.4, 0.5, 0.5), True),  # inside the box
+        (Action("click", x=0.5, y=0.5), (0.25, 0.4, 0.5, 0.5), True),  # on its corner: edges count
+        (Action("click", x=0.51, y=0.45), (0.25, 0.4, 0.5, 0.5), False),  # just right of it
+        (Action("click", x=0.3, y=0.39), (0.25, 0.4, 0.5, 0.5), False),  # just above it
+        (Action("double_click", x=0.3, y=0.45), (0.25, 0.4, 0.5, 0.5), False),  # there, but not a click
+        (Action("type", text="hi"), (0.25, 0.4, 0.5, 0.5), False),  # no point at all
+        (None, (0.25, 0.4, 0.5, 0.5), False),  # nothing parsed
+        (Action("click", x=0.3, y=0.45), None, None),  # no target: nothing to hit
+        (Action("click", x=0.3, y=0.45), [0.5, 0.4, 0.25, 0.5], None),  # x2 < x1: not a box
+        (Action("click", x=0.3, y=0.45), ["a", 0.4, 0.5, 0.5], None),  # not numbers: not a box
+        (Action("click", x=0.3, y=0.45), [0.25, 0.4, 0.5], None),  # three values: not a box
+        (Action("click", x=0.3, y=0.45), [float("nan"), 0.4, 0.5, 0.5], None),  # NaN: not a box
+        (Action("click", x=0.3, y=0.45), [0.25, 0.4, float("inf"), 0.5], None),  # infinite: not a box
+        (Action("click", x=0.3, y=0.45), "0.25 0.4 0.5 0.5", None),  # a string: not a box
+        (Action("click", x=0.2, y=0.4), (0.2, 0.4, 0.2, 0.4), True),  # a box of one point, clicked exactly
+        (Action("long_press", x=0.3, y=0.45), (0.25, 0.4, 0.5, 0.5), False),  # a press there is no click
+    ],
+)
+def test_click_hit(pred, box, expected):
+    assert click_hit(pred, box) is expected

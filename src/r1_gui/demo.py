@@ -3,6 +3,8 @@
     python -m r1_gui.demo --output_dir runs/demo [--seed 0]        # or: bash local_scripts/demo.sh
     python -m r1_gui.demo --output_dir runs/demo-fast --fast        # a few steps of each stage (the test suite's)
     python -m r1_gui.demo --output_dir runs/demo-q3 --arch qwen3_vl  # the same on a Qwen3-VL (settings tuned on qwen2_vl)
+    python -m r1_gui.demo --multi_turn --output_dir runs/demo-mt     # whole PhoneEnv episodes (r1_gui.multi_turn.demo)
+    python -m r1_gui.demo --web --output_dir runs/demo-web           # clicks on real web pages (r1_gui.multi_turn.web_demo)
 
 1. synthetic phone episodes (r1_gui.synthetic), turned into train/test parquet by the real builder;
 2. a random Qwen2-VL model built locally (r1_gui.tiny, the 4.7 M-parameter "small" size by default; --arch picks
@@ -336,8 +338,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output_dir", required=True, help="folder for every stage and the report")
     parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and training")
     parser.add_argument("--fast", action="store_true", help="a few steps of each stage (checks, learns nothing)")
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--multi_turn", action="store_true", help="the multi-turn demo on PhoneEnv episodes (r1_gui.multi_turn.demo)"
+    )
+    which.add_argument(
+        "--web",
+        action="store_true",
+        help="the web demo: click tasks on MiniWoB++ pages in headless Chromium (r1_gui.multi_turn.web_demo)",
     )
     parser.add_argument(
         "--arch",
@@ -355,6 +363,10 @@ def main(argv: list[str] | None = None) -> dict:
             from r1_gui.multi_turn.demo import main_multi_turn
 
             return main_multi_turn(args.output_dir, args.seed, args.fast, args.arch)
+        if args.web:
+            from r1_gui.multi_turn.web_demo import main_web
+
+            return main_web(args.output_dir, args.seed, args.fast, args.arch)
         config = replace(DemoConfig.fast() if args.fast else DemoConfig(), arch=args.arch)
         report = run_demo(args.output_dir, args.seed, config)
     warm, grpo = report["warm_start"], report["grpo"]

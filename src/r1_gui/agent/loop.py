@@ -50,6 +50,7 @@ class Turn:
     error: str | None  # the environment's reason, when the action did nothing or did not parse
     logprobs: list[float] | None = None
     matched: bool | None = None  # a recorded step was matched (the environment's optional `matched` info key)
+    target_box: tuple[float, float, float, float] | None = None  # the element the expert would click on this screen
 
 
 @dataclass
@@ -151,6 +152,7 @@ def play_episodes(
                     error=info.get("error"),
                     logprobs=None if logprobs is None else list(logprobs[position]),
                     matched=info.get("matched"),
+                    target_box=infos[i].get("target_box"),
                 )
             )
             if observation is None:

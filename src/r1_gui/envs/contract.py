@@ -35,7 +35,9 @@ environment's own step limit (`info["max_steps"]`) ran out.
 Optional keys (`OPTIONAL_INFO_KEYS`): `expert_action` (the action an expert would take on the current screen; the
 rewards that compare with it, `episode_*`, need it and say so at start-up when an environment has none), `progress`
 (share of the task done, in [0, 1]), `matched` (the step matched a recorded step: replay), `raw_reward` (the backend's
-own reward before r1_gui's 0/1).
+own reward before r1_gui's 0/1), `target_box` (where the expert's action is a click on an element: that element's box
+[x1, y1, x2, y2] normalized to the screenshot, else None; the agent loop keeps it on each turn and the episode
+evaluation's `click_hit_rate` counts the clicks that land in it).
 
 **Declared capabilities** (attributes of the unwrapped environment, all optional):
 
@@ -66,10 +68,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from r1_gui.actions import Action, extract_action
+from r1_gui.actions import Action, extract_action, read_bbox
 
 INFO_KEYS = ("task", "instruction", "success", "error", "action", "parsed", "screen_size", "step", "max_steps")
-OPTIONAL_INFO_KEYS = ("expert_action", "progress", "matched", "raw_reward")
+OPTIONAL_INFO_KEYS = ("expert_action", "progress", "matched", "raw_reward", "target_box")
 MAX_TEXT_CHARS = 65_536  # longer model text is refused unread (a generation cut at max_new_tokens is far shorter)
 INSTRUCTION_SPACE = gym.spaces.Text(min_length=1, max_length=512, charset=string.printable)
 ACTION_TEXT_SPACE = gym.spaces.Text(min_length=0, max_length=256, charset=string.printable)
@@ -266,6 +268,9 @@ def check_info(info: Any, where: str) -> list[str]:
     expert = info.get("expert_action")
     if expert is not None and not isinstance(expert, Action):
         problems.append(f"{where}: info['expert_action'] must be None or an r1_gui Action")
+    box = info.get("target_box")
+    if box is not None and read_bbox(box, normalized=True) is None:
+        problems.append(f"{where}: info['target_box'] must be None or [x1, y1, x2, y2] in [0, 1], got {box!r}")
     progress = info.get("progress")
     if progress is not None and not (isinstance(progress, (int, float)) and 0 <= progress <= 1):
         problems.append(f"{where}: info['progress'] must be a number in [0, 1], got {progress!r}")

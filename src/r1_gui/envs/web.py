@@ -33,6 +33,10 @@ episode (`terminated`) with reward 1.0 or 0.0; `info["raw_reward"]` is MiniWoB's
 failure (whatever its status). MiniWoB's own 10 s page timer is off by default (`page_timeout_s`): `max_steps`
 bounds an episode, so a slow model is not failed by the clock.
 
+**Expert**: `info["expert_action"]` is the next action of the task's expert (`r1_gui.envs.web_expert`), read from
+the page's DOM; where it is a click on an element, `info["target_box"]` is that element's box [x1, y1, x2, y2]
+normalized to the screenshot (else None), which the episode evaluation's `click_hit_rate` tests clicks against.
+
 **The browser dies**: a step or reset that finds it gone (Chromium or chromedriver killed, the session lost)
 raises `BrowserError` (an environment failure, not model output: a pool counts it as such), and the next reset
 starts a fresh browser. So does a page that stops answering (a script or load past the browser's 10 s command
@@ -53,7 +57,7 @@ import numpy as np
 from r1_gui.actions import COORDINATE_SYSTEMS, Action
 from r1_gui.envs.browser import LONG_PRESS_S, Browser, BrowserError
 from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
-from r1_gui.envs.web_expert import EXPERT_TASKS, EXPERTS, TASK_SIZE, expert_action, read_page
+from r1_gui.envs.web_expert import EXPERT_TASKS, EXPERTS, TASK_SIZE, expert_move, read_page, target_box
 
 logger = logging.getLogger(__name__)
 
@@ -353,13 +357,16 @@ class WebEnv(gym.Env):
         return {"screenshot": self._screenshot.copy(), "instruction": self.instruction}
 
     def _info(self, success, parsed, error, action=None, raw_reward=0.0) -> dict:
-        expert = None
+        expert = box = None
         if not self._ended and self.task in EXPERTS:
             try:
-                expert = expert_action(read_page(self.browser, self.task))
+                page = read_page(self.browser, self.task)
             except BrowserError:
                 self._discard_browser()
                 raise
+            move = expert_move(page)
+            if move is not None:
+                expert, box = move.action, target_box(page, move.target)
         return step_info(
             task=self.task,
             instruction=self.instruction,
@@ -371,5 +378,6 @@ class WebEnv(gym.Env):
             action=action,
             parsed=parsed,
             expert_action=expert,
+            target_box=box,
             raw_reward=raw_reward,
         )

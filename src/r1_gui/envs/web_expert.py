@@ -2,12 +2,14 @@
 
 Each expert is a plain function of a `Page` (the task, MiniWoB's own fields parsed from the instruction, the page's
 elements as `core.getDOMInfo()` gives them, the focused text field's selection, and a task's own state where the DOM
-does not show it) to an `r1_gui.actions.Action` in normalized coordinates of the task area, or None when it has
-nothing to do. It reads the page as it is at every step, so it also finishes an episode a policy has started (a box
-checked by mistake is unchecked, a wrong text selected and typed over).
+does not show it) to a `Move`: an `r1_gui.actions.Action` in normalized coordinates of the task area and, for a
+click, the element it aims at (whose box is the environment's `target_box`); or None when it has nothing to do. It
+reads the page as it is at every step, so it also finishes an episode a policy has started (a box checked by mistake
+is unchecked, a wrong text selected and typed over).
 
     page = read_page(browser, task)          # r1_gui.envs.web does this at every step
-    action = expert_action(page)             # e.g. Action("click", x=0.52, y=0.61)
+    move = expert_move(page)                 # e.g. Move(Action("click", x=0.52, y=0.61), <the button>)
+    target_box(page, move.target)            # the points that click that button, normalized: (0.41, 0.55, 0.63, 0.67)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from r1_gui.actions import Action
 
 TASK_SIZE = (160, 210)  # MiniWoB's task area in CSS pixels (miniwob.constants.TASK_WIDTH, TASK_HEIGHT)
+CLICK_ROUNDING = 0.5  # CSS pixels: a click at x lands on pixel round(x)
 
 
 @dataclass
@@ -60,19 +63,41 @@ def read_page(browser, task: str) -> Page:
     return Page(task, fields, elements, tuple(selection) if selection else None, state)
 
 
+@dataclass(frozen=True)
+class Move:
+    """An expert's next action, and the page element it clicks (None for an action that aims at no element)."""
+
+    action: Action
+    target: Any = None
+
+
+def target_box(page: Page, element) -> tuple[float, float, float, float] | None:
+    """The points of the task area a click on `element` may be given: its box [x1, y1, x2, y2], normalized to the
+    task area and clipped to it, or None when it has no area there (None given, or it lies outside). The browser
+    clicks at whole CSS pixels (`Browser.click` rounds), so the box is the element's shifted by half a pixel: a
+    point that rounds into the element is in it."""
+    if element is None:
+        return None
+    width, height = page.size
+    left, top = element.left - CLICK_ROUNDING, element.top - CLICK_ROUNDING
+    x1, y1 = max(0.0, left / width), max(0.0, top / height)
+    x2, y2 = min(1.0, (left + element.width) / width), min(1.0, (top + element.height) / height)
+    return (x1, y1, x2, y2) if x1 < x2 and y1 < y2 else None
+
+
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def click(page: Page, element) -> Action | None:
+def click(page: Page, element) -> Move | None:
     """A click on the centre of `element`, or None when that centre lies outside the task area."""
     width, height = page.size
     x, y = element.left + element.width / 2, element.top + element.height / 2
     if not (0 <= x < width and 0 <= y < height):
         return None
-    return Action("click", x=x / width, y=y / height)
+    return Move(Action("click", x=x / width, y=y / height), element)
 
 
-def click_uncovered(page: Page, element, covers: list) -> Action | None:
+def click_uncovered(page: Page, element, covers: list) -> Move | None:
     """A click on the point of `element` nearest its centre that none of `covers` (elements painted over it, such as
     a later absolutely placed button) hides; its centre when every point is hidden."""
     if element is None:
@@ -88,7 +113,7 @@ def click_uncovered(page: Page, element, covers: list) -> Action | None:
     for x, y in points:
         hidden = any(c.left - 1 <= x <= c.left + c.width + 1 and c.top - 1 <= y <= c.top + c.height + 1 for c in covers)
         if not hidden and 0 <= x < width and 0 <= y < height:
-            return Action("click", x=x / width, y=y / height)
+            return Move(Action("click", x=x / width, y=y / height), element)
     return click(page, element)
 
 
@@ -123,7 +148,7 @@ def labelled(page: Page, tag: str, label: str):
     return None
 
 
-def fill(page: Page, element, text: str) -> Action | None:
+def fill(page: Page, element, text: str) -> Move | None:
     """The next action that makes `element`'s value `text`: None when it already is; else click it (unfocused),
     type the rest (its value is a prefix of `text` and the caret at the end), type over (all selected), or select
     all (ctrl+a) so that the next step types over it."""
@@ -133,13 +158,13 @@ def fill(page: Page, element, text: str) -> Action | None:
     if not element.focused:
         return click(page, element)
     if text.startswith(value) and page.selection == (len(value), len(value)):
-        return Action("type", text=text[len(value) :])
+        return Move(Action("type", text=text[len(value) :]))
     if page.selection == (0, len(value)):
-        return Action("type", text=text)
-    return Action("hotkey", keys=("ctrl", "a"))
+        return Move(Action("type", text=text))
+    return Move(Action("hotkey", keys=("ctrl", "a")))
 
 
-def fill_then_click(page: Page, pairs: list[tuple[Any, str]], button) -> Action | None:
+def fill_then_click(page: Page, pairs: list[tuple[Any, str]], button) -> Move | None:
     for element, text in pairs:
         if element is None:
             return None
@@ -240,7 +265,7 @@ def _login_user(page):
     return fill_then_click(page, pairs, find(page, "button", id="subbtn"))
 
 
-EXPERTS: dict[str, Callable[[Page], Action | None]] = {
+EXPERTS: dict[str, Callable[[Page], Move | None]] = {
     "click-test": _click_test,
     "click-test-2": _button_overlapped,
     "click-button": _button_named,
@@ -262,8 +287,8 @@ EXPERTS: dict[str, Callable[[Page], Action | None]] = {
 EXPERT_TASKS = tuple(EXPERTS)
 
 
-def expert_action(page: Page) -> Action | None:
-    """The expert's next action on `page`, or None (no expert for the task, or it sees nothing to do)."""
+def expert_move(page: Page) -> Move | None:
+    """The expert's next move on `page`, or None (no expert for the task, or it sees nothing to do)."""
     expert = EXPERTS.get(page.task)
     if expert is None:
         return None

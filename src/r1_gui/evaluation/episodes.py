@@ -59,6 +59,7 @@ from r1_gui.evaluation.resume import (
     model_record,
     write_run_config,
 )
+from r1_gui.scoring import click_hit
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +145,8 @@ def episode_record(episode, picture: str | None = None, repeat: int = 0) -> dict
             "error": turn.error,
             "parsed": turn.action is not None,
             "matched": turn.matched,
+            "target_box": None if turn.target_box is None else list(turn.target_box),
+            "click_hit": click_hit(turn.action, turn.target_box),
         }
         for turn in episode.turns
     ]
@@ -166,11 +169,13 @@ def episode_record(episode, picture: str | None = None, repeat: int = 0) -> dict
 
 def _instances(rows: Sequence[dict]) -> list[dict]:
     """Per episode (its repeats together): plays, wins, steps of the wins, turns, parsed turns, matched turns of
-    the turns an expert judged, progress: the units of the episode metrics' intervals."""
+    the turns an expert judged, turns with a target box and the clicks that hit it, progress: the units of the
+    episode metrics' intervals."""
     units: dict[str, dict] = {}
     for index, row in enumerate(rows):
         unit = units.setdefault(episode_instance(row, index), dict.fromkeys(_UNIT_KEYS, 0.0) | {"outcomes": []})
         judged = [turn["matched"] for turn in row["turns"] if turn["matched"] is not None]
+        aimed = [turn["click_hit"] for turn in row["turns"] if turn.get("click_hit") is not None]
         unit["plays"] += 1
         unit["wins"] += bool(row["success"])
         unit["win_steps"] += row["steps"] if row["success"] else 0
@@ -178,12 +183,14 @@ def _instances(rows: Sequence[dict]) -> list[dict]:
         unit["parsed"] += sum(bool(turn["parsed"]) for turn in row["turns"])
         unit["judged"] += len(judged)
         unit["matched"] += sum(bool(matched) for matched in judged)
+        unit["aimed"] += len(aimed)
+        unit["hits"] += sum(bool(hit) for hit in aimed)
         unit["progress"] += row["progress"] or 0.0
         unit["outcomes"].append(bool(row["success"]))
     return list(units.values())
 
 
-_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "progress")
+_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "aimed", "hits", "progress")
 
 
 def _column(units: list[dict], key: str) -> list[float]:
@@ -216,7 +223,9 @@ def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
 
 def episode_metrics(records: Sequence[dict]) -> dict:
     """success_rate (overall and per task), mean steps to success, turn parse rate, env_failures; where the
-    environment reports them, step_success (turns matching a recorded step) and episode_progress. Each rate and
+    environment reports them, step_success (turns matching a recorded step) and episode_progress; click_hit_rate:
+    of the turns whose screen has a target box (`info["target_box"]`), the share whose action is a click inside it
+    (None where no turn has one). Each rate and
     mean has its 95% interval beside it (KEY_ci95) over episodes, the units: Wilson for success_rate when each
     episode was played once, else a bootstrap over episodes (their repeats together), as for the numbers over
     turns (turns of one episode are not independent) and the means. With repeats (records of several passes):
@@ -244,6 +253,9 @@ def episode_metrics(records: Sequence[dict]) -> dict:
         if matched:
             result["step_success"] = sum(matched) / len(matched)
             result["step_success" + CI_SUFFIX] = bootstrap_ratio(_column(units, "matched"), _column(units, "judged"))
+        aimed = [turn["click_hit"] for turn in turns if turn.get("click_hit") is not None]
+        result["click_hit_rate"] = sum(aimed) / len(aimed) if aimed else None
+        result["click_hit_rate" + CI_SUFFIX] = bootstrap_ratio(_column(units, "hits"), _column(units, "aimed"))
         if any(row["progress"] is not None for row in rows):
             result["episode_progress"] = sum(row["progress"] or 0.0 for row in rows) / len(rows)
             result["episode_progress" + CI_SUFFIX] = bootstrap_ratio(
@@ -289,10 +301,11 @@ def save_picture(episode, path: Path) -> str:
 
 # The overall metrics the report's table lists (with their intervals), in this order; the rest are other tables.
 REPORT_METRICS = (
-    "episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "step_success", "episode_progress",
+    "episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "step_success", "click_hit_rate",
+    "episode_progress",
     "env_failures", "repeats", "success_rate_mean", "success_rate_std", "flip_share", "reused_episodes",
 )  # fmt: skip
-TASK_COLUMNS = ("episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate")
+TASK_COLUMNS = ("episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "click_hit_rate")
 
 
 def write_report(output_dir: Path, metrics: dict, records: Sequence[dict], settings: dict) -> Path:

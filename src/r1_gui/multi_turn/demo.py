@@ -10,6 +10,9 @@
 
 OUTPUT_DIR/report.json holds {"warm_start": metrics, "grpo": metrics, ...} (metrics as eval/test_phone.py writes
 them, with `success_rate`), report.md the table, reward_curve.png and the episode pictures of both evaluations.
+
+The stages run on any environment the config names (`env_id`, `env_kwargs`): the web demo
+(`r1_gui.multi_turn.web_demo`, `python -m r1_gui.demo --web`) is this pipeline with its own config.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ import os
 import random
 import resource
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 
 logger = logging.getLogger("r1_gui.demo")
@@ -31,6 +35,11 @@ logger = logging.getLogger("r1_gui.demo")
 @dataclass
 class MultiTurnDemoConfig:
     """Everything the multi-turn demo does. Short tasks (two or three expert steps) keep a CPU run in minutes."""
+
+    title: str = "Multi-turn demo: SFT warm start on expert episodes, then multi-turn GRPO (PhoneEnv)"
+    env_id: str = "r1_gui/Phone-v0"
+    env_kwargs: dict = field(default_factory=dict)
+    env_step_timeout: float = DEFAULT_STEP_TIMEOUT
 
     # open_app: the instruction names the app, the agent opens it by name, waits while a slow app's loading screen
     # shows (30% of apps), and ends with terminate(success): every decision can be read from the instruction and a
@@ -78,6 +87,7 @@ class MultiTurnDemoConfig:
     temperature: float = 0.7
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
+    reward_kwargs: dict = field(default_factory=dict)  # --reward_kwargs: a reward's parameters, by its name
     eval_episodes: int = 100
     eval_batch_size: int = 20
     # torch's intra-op threads. The tiny model's ops are far too small to share between threads: on the 2 shared
@@ -114,7 +124,7 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[t
     resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
-    with EnvPool("r1_gui/Phone-v0") as pool:
+    with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
                 pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,
@@ -173,6 +183,7 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
 
     settings = EpisodeSettings(
+        env_id=config.env_id, env_kwargs=config.env_kwargs, env_step_timeout=config.env_step_timeout,
         tasks=config.tasks, episodes=config.eval_episodes, max_turns=config.max_turns,
         history_images=config.history_images, seed_offset=HELD_OUT_SEEDS,
     )  # fmt: skip
@@ -184,13 +195,22 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
 
 
 def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int) -> Path:
-    from r1_gui.agent.context import episode_token_budget
     from r1_gui.grpo_gui import main
     from r1_gui.training.grpo import parse_grpo_arguments
 
     out = output_dir / "grpo"
-    argv = [
-        "--env", "r1_gui/Phone-v0", "--env_tasks", *config.tasks, "--env_seed_offset", str(seed * 10_000),
+    main(*parse_grpo_arguments(grpo_argv(config, warm_start, out, seed)))
+    return out
+
+
+def grpo_argv(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int) -> list[str]:
+    """grpo_gui.py's flags for the demo's GRPO stage (`--env` on the config's environment and tasks)."""
+    from r1_gui.agent.context import episode_token_budget
+
+    return [
+        "--env", config.env_id, "--env_kwargs", json.dumps(config.env_kwargs),
+        "--env_step_timeout", str(config.env_step_timeout),
+        "--env_tasks", *config.tasks, "--env_seed_offset", str(seed * 10_000),
         "--env_episodes", str(config.grpo_steps * config.grpo_resets_per_step),
         "--max_turns", str(config.max_turns), "--max_turn_tokens", str(config.max_turn_tokens),
         "--history_images", str(config.history_images),
@@ -198,7 +218,7 @@ def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, se
         "--model_name_or_path", str(warm_start), "--output_dir", str(out), "--dtype", "float32",
         "--prompt_style", "mobile_use", "--coordinates", "grid999", "--min_pixels", "3136",
         "--max_pixels", str(config.max_pixels), "--reward_funcs", *config.reward_funcs,
-        "--reward_weights", *map(str, config.reward_weights),
+        "--reward_weights", *map(str, config.reward_weights), "--reward_kwargs", json.dumps(config.reward_kwargs),
         "--num_generations", str(config.num_generations),
         "--per_device_train_batch_size", str(config.grpo_resets_per_step * config.num_generations),
         "--max_steps", str(config.grpo_steps), "--learning_rate", str(config.grpo_learning_rate),
@@ -207,14 +227,17 @@ def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, se
         "--report_to", "none", "--logging_steps", "1", "--save_strategy", "no", "--seed", str(seed),
         "--system_prompt", config.system_prompt,
     ]  # fmt: skip
-    main(*parse_grpo_arguments(argv))
-    return out
+
+
+def _rounded(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def write_report(output_dir: Path, report: dict) -> None:
+    """report.md: the before/after table overall and per task, the reward curve and links to both evaluations."""
     warm, grpo = report["warm_start"], report["grpo"]
     lines = [
-        "# Multi-turn demo: SFT warm start on expert episodes, then multi-turn GRPO (PhoneEnv)",
+        f"# {report['config']['title']}",
         "",
         f"Seed {report['seed']}, {report['seconds']['total']:.0f} s wall ({report['seconds']['cpu']:.0f} s CPU, load "
         f"average {report['load_average']['start'][0]} at the start), held-out seeds from {HELD_OUT_SEEDS}.",
@@ -222,18 +245,21 @@ def write_report(output_dir: Path, report: dict) -> None:
         "| metric | warm start (SFT) | after GRPO | change |",
         "|---|---|---|---|",
     ]
-    for key in ("success_rate", "turn_parse_rate", "mean_steps_to_success"):
+    clicks = warm.get("click_hit_rate") is not None or grpo.get("click_hit_rate") is not None
+    for key in ("success_rate", "turn_parse_rate", "mean_steps_to_success") + (("click_hit_rate",) if clicks else ()):
         a, b = warm.get(key), grpo.get(key)
         change = f"{b - a:+.3f}" if a is not None and b is not None else "-"
-        lines.append(f"| {key} | {a if a is None else round(a, 3)} | {b if b is None else round(b, 3)} | {change} |")
-    lines += ["", "| task | warm start | after GRPO |", "|---|---|---|"]
-    for task in warm["per_task"]:
-        lines.append(
-            f"| {task} | {warm['per_task'][task]['success_rate']:.3f} | "
-            f"{grpo['per_task'].get(task, {}).get('success_rate', 0.0):.3f} |"
-        )
+        lines.append(f"| {key} | {_rounded(a)} | {_rounded(b)} | {change} |")
+    columns = ("success_rate", "click_hit_rate") if clicks else ("success_rate",)
+    header = " | ".join(f"{key}: warm start | after GRPO" for key in columns)
+    lines += ["", f"| task | episodes | {header} |", "|---|---|" + "---|---|" * len(columns)]
+    for task, before in warm["per_task"].items():
+        after = grpo["per_task"].get(task, {})
+        cells = " | ".join(f"{_rounded(before.get(key))} | {_rounded(after.get(key))}" for key in columns)
+        lines.append(f"| {task} | {before['episodes']} | {cells} |")
     lines += ["", "![rewards per step](reward_curve.png)", ""]
-    lines += ["Episodes: [warm start](eval_warm_start/report.md), [after GRPO](eval_grpo/report.md).", ""]
+    lines += ["Episodes (pictures of successes and failures): [warm start](eval_warm_start/report.md), "
+              "[after GRPO](eval_grpo/report.md).", ""]  # fmt: skip
     (output_dir / "report.md").write_text("\n".join(lines))
 
 
@@ -267,8 +293,10 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo")
     lap("eval_grpo", start)
     seconds["total"] = round(time.perf_counter() - began, 1)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+    usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)
+    # the ended child processes' (the environments' workers, and what they waited for, e.g. a browser's driver)
+    seconds["cpu_children"] = round(children.ru_utime + children.ru_stime, 1)
     curve = reward_curve(grpo_dir, output_dir / "reward_curve.png")
     report = {
         "seed": seed,
@@ -276,6 +304,9 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         "warm_start": warm,
         "grpo": grpo,
         "success_rate_gain": round(grpo["success_rate"] - warm["success_rate"], 4),
+        "click_hit_rate_gain": None
+        if warm["click_hit_rate"] is None or grpo["click_hit_rate"] is None
+        else round(grpo["click_hit_rate"] - warm["click_hit_rate"], 4),
         "seconds": seconds,
         "load_average": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]},
         "reward_curve": [
@@ -288,9 +319,13 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     return report
 
 
-def main_multi_turn(output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl") -> dict:
-    """`python -m r1_gui.demo --multi_turn`: run, then print the before/after table."""
-    config = replace(MultiTurnDemoConfig.fast() if fast else MultiTurnDemoConfig(), arch=arch)
+def main_multi_turn(
+    output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl", kind: type[MultiTurnDemoConfig] | None = None
+) -> dict:
+    """`python -m r1_gui.demo --multi_turn` (and `--web`, whose config `kind` is): run, then print the before/after
+    table."""
+    kind = kind or MultiTurnDemoConfig
+    config = replace(kind.fast() if fast else kind(), arch=arch)
     report = run_multi_turn_demo(output_dir, seed, config)
     print((Path(output_dir) / "report.md").read_text())
     return report

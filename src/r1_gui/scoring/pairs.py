@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from r1_gui.actions import COORDINATE_TOLERANCE, TEXT_TYPES, Action, same_arguments
+from r1_gui.actions import COORDINATE_TOLERANCE, TEXT_TYPES, Action, read_bbox, same_arguments
 from r1_gui.scoring import aitw
 
 # reward name (``r1_gui.rewards.REWARD_FUNCS``) -> metric name (``r1_gui.evaluation.metrics.METRICS``) it equals,
@@ -81,6 +81,19 @@ def click_gaussian_score(
         sigma_y = (y2 - y1) / 2 if y2 > y1 else sigma
     dx, dy = (pred.x - gt.x) / sigma_x, (pred.y - gt.y) / sigma_y
     return math.exp(-(dx * dx + dy * dy) / 2)
+
+
+def click_hit(pred: Action | None, box: Sequence[float] | None) -> bool | None:
+    """Whether ``pred`` is a click whose point lies in ``box`` [x1, y1, x2, y2] (normalized, edges inclusive); None
+    when there is no box to hit (None, or not a box ``read_bbox`` accepts); False for no action or another type.
+    Example: click (0.3, 0.45) in box (0.25, 0.4, 0.5, 0.5) -> True; a double click there -> False."""
+    bounds = read_bbox(box) if box is not None else None
+    if bounds is None:
+        return None
+    if pred is None or pred.type != "click":
+        return False
+    x1, y1, x2, y2 = bounds
+    return x1 <= pred.x <= x2 and y1 <= pred.y <= y2
 
 
 def text_f1_score(pred: Action | None, gt: Action) -> float | None:
