@@ -111,6 +111,30 @@ def test_wrong_settings_are_refused_before_any_browser(kwargs, message):
         make_env("r1_gui/Web-v0", kwargs)
 
 
+@needs_browser
+def test_a_browser_that_does_not_start_is_one_line(monkeypatch):
+    """Selenium's errors carry the driver's 20-frame native stack: the BrowserError (logged at every replacement)
+    keeps the exception's type and its first line, and nothing of the browser is left running."""
+    from selenium import webdriver
+    from selenium.common.exceptions import SessionNotCreatedException
+
+    from r1_gui.envs.browser import Browser
+
+    stack = "\n".join(f"#{i} 0x55fd7495caae <unknown>" for i in range(23))
+
+    def refuse(**_):
+        raise SessionNotCreatedException("timeout: Timed out receiving message from renderer: 10.000", stacktrace=stack)
+
+    monkeypatch.setattr(webdriver, "Chrome", refuse)
+    browser = Browser()
+    with pytest.raises(BrowserError) as raised:
+        browser.start()
+    message = str(raised.value)
+    assert message.startswith("Chromium did not start: SessionNotCreatedException: timeout: Timed out")
+    assert "\n" not in message and "0x55fd" not in message
+    assert not browser.pids()
+
+
 @pytest.mark.parametrize(
     "name, expected",
     [

@@ -251,7 +251,7 @@ class Browser:
             )
         except Exception as error:
             self.close()
-            raise BrowserError(f"Chromium did not start: {error}".strip()) from error
+            raise BrowserError(f"Chromium did not start: {type(error).__name__}: {_first_line(error)}") from error
         logger.info("started Chromium (chromedriver pid %d, %d processes)", service.process.pid, len(self.pids()))
 
     def pids(self) -> set[int]:
