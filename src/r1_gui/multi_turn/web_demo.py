@@ -3,14 +3,14 @@
 The multi-turn demo's stages (`r1_gui.multi_turn.demo`) on real web pages, `r1_gui/Web-v0` (MiniWoB++ in headless
 Chromium): a random Qwen2-VL built locally; an SFT warm start on every turn of the DOM expert's episodes of click
 tasks, played through the agent loop; eval/test_phone.py's evaluation on held-out seeds; multi-turn GRPO from the
-warm start, rewarded by the page's own success; the same evaluation again. Both evaluations report, beside
-`success_rate` overall and per task, `click_hit_rate`: the share of turns whose click landed in the element the
-expert would have clicked (`info["target_box"]`).
+warm start, rewarded by the page's own success and the click's distance to the expert's; the same evaluation
+again. Both evaluations report, beside `success_rate` overall and per task, `click_hit_rate`: the share of turns
+whose click landed in the element the expert would have clicked (`info["target_box"]`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from r1_gui.multi_turn.demo import MultiTurnDemoConfig
 
@@ -41,8 +41,7 @@ class WebDemoConfig(MultiTurnDemoConfig):
     @classmethod
     def fast(cls) -> WebDemoConfig:
         """A few steps of every stage: checks the pipeline and its artifacts (a test runs it), learns nothing."""
-        return cls(model_size="tiny", sft_episodes=4, sft_steps=2, grpo_steps=1, grpo_resets_per_step=1,
-                   num_generations=2, eval_episodes=4, eval_batch_size=4, max_turn_tokens=24)  # fmt: skip
+        return replace(super().fast(), sft_episodes=4, max_turns=cls.max_turns)  # the web's one turn
 
 
 def main_web(output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl") -> dict:
