@@ -172,6 +172,13 @@ def test_tiny_out_that_is_a_file_is_one_line(command, tmp_path):
     assert_one_error_line(code, stderr, "a-file")
 
 
+@pytest.mark.parametrize("mean, std", [("0.9", "0"), ("0.9", "-0.1"), ("nan", "0.1"), ("0.9", "inf")])
+def test_tiny_pixel_norm_that_cannot_normalise_is_one_line(command, tmp_path, mean, std):
+    code, stderr = command("r1_gui.tiny", "--out", tmp_path / "m", "--pixel_norm", mean, std)
+    assert_one_error_line(code, stderr, "--pixel_norm: the mean must be a number and the std one above 0")
+    assert not (tmp_path / "m").exists()  # nothing half-written
+
+
 def test_builder_and_eval_errors_exit_2(command, synthetic_raw, tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")

@@ -18,6 +18,7 @@ from r1_gui.tiny import (
     SIZES,
     _interleaved_mrope_section,
     _mrope_section,
+    build_image_processor,
 )
 
 ALL_ARCHS = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"]
@@ -132,6 +133,38 @@ def test_cli_builds_a_folder(tmp_path):
     assert said[0].endswith(f"M parameters) and saved it to {out}"), said
     modes = {path.name: path.stat().st_mode & 0o777 for path in out.iterdir()}
     assert modes["model.safetensors"] == modes["config.json"] == 0o644, modes
+
+
+CLIP_MEAN, CLIP_STD = [0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711]
+
+
+@pytest.mark.parametrize(
+    "arch, pixel_norm, mean, std",
+    [
+        ("qwen2_vl", None, CLIP_MEAN, CLIP_STD),  # Qwen2-VL's and Qwen2.5-VL's checkpoints: CLIP's statistics
+        ("qwen2_5_vl", None, CLIP_MEAN, CLIP_STD),
+        ("qwen3_vl", None, [0.5] * 3, [0.5] * 3),  # Qwen3-VL's: 0.5 and 0.5
+        ("qwen2_vl", (0.95, 0.05), [0.95] * 3, [0.05] * 3),  # the web demo's: around a white page
+        ("qwen3_vl", (0.95, 0.05), [0.95] * 3, [0.05] * 3),
+        ("qwen3_vl", (0, 1), [0.0] * 3, [1.0] * 3),
+    ],
+)
+def test_pixel_norm_replaces_the_architectures_mean_and_std(arch, pixel_norm, mean, std):
+    processor = build_image_processor(arch, 3136, 50176, pixel_norm)
+    assert processor.image_mean == pytest.approx(mean) and processor.image_std == pytest.approx(std)
+    white, gray = Image.new("RGB", (64, 64), "white"), Image.new("RGB", (64, 64), (239, 239, 239))  # a button's gray
+    pixels = [processor(images=[image], return_tensors="pt")["pixel_values"] for image in (white, gray)]
+    gap = pixels[0] - pixels[1]
+    assert gap.abs().mean().item() == pytest.approx((1 - 239 / 255) / std[0], rel=0.02)
+
+
+def test_pixel_norm_survives_save_and_load(tmp_path):
+    from r1_gui.tiny import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "m", "qwen3_vl", "tiny", pixel_norm=(0.95, 0.05))
+    processor = load_processor(folder, min_pixels=3136, max_pixels=50176)
+    assert processor.image_processor.image_mean == pytest.approx([0.95] * 3)
+    assert processor.image_processor.image_std == pytest.approx([0.05] * 3)
 
 
 def test_cli_rejects_an_unknown_architecture(tmp_path):

@@ -350,8 +350,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--arch",
         choices=ARCHS,
-        default="qwen2_vl",
-        help="the model's architecture (the settings are tuned on qwen2_vl)",
+        help="the model's architecture (default: the demo's own, on which its settings were tuned: qwen2_vl; the web "
+        "demo's qwen3_vl)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> dict:
             from r1_gui.multi_turn.web_demo import main_web
 
             return main_web(args.output_dir, args.seed, args.fast, args.arch)
-        config = replace(DemoConfig.fast() if args.fast else DemoConfig(), arch=args.arch)
+        config = DemoConfig.fast() if args.fast else DemoConfig()
+        config = replace(config, arch=args.arch or config.arch)
         report = run_demo(args.output_dir, args.seed, config)
     warm, grpo = report["warm_start"], report["grpo"]
     print()

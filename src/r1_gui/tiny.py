@@ -20,11 +20,12 @@ the vision position embeddings are a small learned grid, and the MoE variant rou
 from __future__ import annotations
 
 import logging
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from r1_gui.cli_errors import cli_main, command_parser
+from r1_gui.cli_errors import UserError, cli_main, command_parser
 from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import check_output_folder, usual_file_modes
 
@@ -268,22 +269,31 @@ def build_config(
     )
 
 
-def build_image_processor(arch: str, min_pixels: int, max_pixels: int):
+def build_image_processor(arch: str, min_pixels: int, max_pixels: int, pixel_norm: tuple[float, float] | None = None):
     """The PIL Qwen-VL image processor of ``arch`` as its checkpoints configure it: Qwen2-VL and Qwen2.5-VL 14-pixel
-    patches and CLIP's mean/std, Qwen3-VL 16-pixel patches and mean/std 0.5 (both merge 2 x 2 patches per token)."""
+    patches and CLIP's mean/std, Qwen3-VL 16-pixel patches and mean/std 0.5 (both merge 2 x 2 patches per token).
+
+    ``pixel_norm`` (mean, std), the same for the three channels, replaces the checkpoints' normalisation: a random
+    model has no learned filters, so what it can tell apart is what the normalised pixels make far apart."""
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
-    if arch in QWEN3_VL_TYPES:
-        return Qwen2VLImageProcessorPil(size=size, patch_size=16, image_mean=[0.5] * 3, image_std=[0.5] * 3)
-    return Qwen2VLImageProcessorPil(size=size)
+    kwargs = {"patch_size": 16, "image_mean": [0.5] * 3, "image_std": [0.5] * 3} if arch in QWEN3_VL_TYPES else {}
+    if pixel_norm is not None:
+        mean, std = pixel_norm
+        if not (math.isfinite(mean) and math.isfinite(std) and std > 0):
+            raise UserError(f"--pixel_norm: the mean must be a number and the std one above 0, got {mean} {std}")
+        kwargs.update(image_mean=[mean] * 3, image_std=[std] * 3)
+    return Qwen2VLImageProcessorPil(size=size, **kwargs)
 
 
-def build_processor(arch: str, tokenizer, min_pixels: int, max_pixels: int):
+def build_processor(
+    arch: str, tokenizer, min_pixels: int, max_pixels: int, pixel_norm: tuple[float, float] | None = None
+):
     """r1_gui's image-only processor of ``arch`` (r1_gui.processing.GUIVLProcessor) with r1_gui's chat template."""
     from r1_gui.processing import CHAT_TEMPLATE, GUIVLProcessor
 
-    image_processor = build_image_processor(arch, min_pixels, max_pixels)
+    image_processor = build_image_processor(arch, min_pixels, max_pixels, pixel_norm)
     return GUIVLProcessor(
         image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE, model_type=arch
     )
@@ -296,10 +306,12 @@ def build_tiny_model(
     seed: int = 0,
     min_pixels: int = 3136,
     max_pixels: int = 200704,
+    pixel_norm: tuple[float, float] | None = None,
 ) -> Path:
     """Build, save and return the folder of a random-weight model with its processor.
 
     max_pixels defaults to 200704 (256 merged image tokens at most), a phone screenshot's cost that a CPU can train on.
+    pixel_norm: the image processor's (mean, std), see build_image_processor; None keeps the architecture's.
     """
     import torch
     from transformers import AutoModelForImageTextToText, GenerationConfig
@@ -323,7 +335,7 @@ def build_tiny_model(
         pad_token_id=config.text_config.pad_token_id,
         do_sample=False,
     )
-    processor = build_processor(arch, tokenizer, min_pixels, max_pixels)
+    processor = build_processor(arch, tokenizer, min_pixels, max_pixels, pixel_norm)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
@@ -343,10 +355,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.add_argument("--min_pixels", type=int, default=3136, help="image processor's smallest image area")
     parser.add_argument("--max_pixels", type=int, default=200704, help="image processor's largest image area")
+    parser.add_argument(
+        "--pixel_norm",
+        type=float,
+        nargs=2,
+        metavar=("MEAN", "STD"),
+        help="image processor's normalisation, all channels (default: the architecture's checkpoints')",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     check_output_folder(args.out, "--out")
-    build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels)  # logs its one line
+    pixel_norm = tuple(args.pixel_norm) if args.pixel_norm else None
+    build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels, pixel_norm)  # logs
 
 
 if __name__ == "__main__":

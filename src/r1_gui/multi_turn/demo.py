@@ -57,6 +57,7 @@ class MultiTurnDemoConfig:
     # SFT step took 11-14 s was measured with torch's 2 threads (see torch_threads): with 1 it takes ~1.2 s (batch 8)
     model_size: str = "small"
     arch: str = "qwen2_vl"  # --arch; the settings here were tuned (and the README's figures measured) on qwen2_vl
+    pixel_norm: tuple[float, float] | None = None  # the built model's image (mean, std); None: the architecture's
     max_pixels: int = 12544  # 224x448 screens -> 56x112 pixels: 8 image tokens per screenshot
     history_images: int = 2
     max_turns: int = 3
@@ -282,7 +283,9 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         return time.perf_counter()
 
     start = time.perf_counter()
-    model_dir = build_tiny_model(output_dir / "model", arch=config.arch, size=config.model_size, seed=seed)
+    model_dir = build_tiny_model(
+        output_dir / "model", arch=config.arch, size=config.model_size, seed=seed, pixel_norm=config.pixel_norm
+    )
     start = lap("model", start)
     warm_start = run_sft(config, model_dir, output_dir, seed)
     start = lap("sft", start)
@@ -320,12 +323,13 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
 
 
 def main_multi_turn(
-    output_dir: str, seed: int, fast: bool, arch: str = "qwen2_vl", kind: type[MultiTurnDemoConfig] | None = None
+    output_dir: str, seed: int, fast: bool, arch: str | None = None, kind: type[MultiTurnDemoConfig] | None = None
 ) -> dict:
     """`python -m r1_gui.demo --multi_turn` (and `--web`, whose config `kind` is): run, then print the before/after
     table."""
     kind = kind or MultiTurnDemoConfig
-    config = replace(kind.fast() if fast else kind(), arch=arch)
+    config = kind.fast() if fast else kind()
+    config = replace(config, arch=arch or config.arch)  # --arch, else the demo's own
     report = run_multi_turn_demo(output_dir, seed, config)
     print((Path(output_dir) / "report.md").read_text())
     return report
