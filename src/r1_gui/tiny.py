@@ -326,6 +326,8 @@ def build_tiny_model(
     shape = SIZES[size]
 
     tokenizer = build_tokenizer(shape.vocab, CHAT_TEMPLATE)
+    # the processor first: it checks pixel_norm, before the model is built
+    processor = build_processor(arch, tokenizer, min_pixels, max_pixels, pixel_norm)
     config = build_config(arch, shape, tokenizer)
     torch.manual_seed(seed)
     model = AutoModelForImageTextToText.from_config(config)
@@ -335,7 +337,6 @@ def build_tiny_model(
         pad_token_id=config.text_config.pad_token_id,
         do_sample=False,
     )
-    processor = build_processor(arch, tokenizer, min_pixels, max_pixels, pixel_norm)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
