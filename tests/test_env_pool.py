@@ -49,6 +49,21 @@ def test_steps_of_slow_environments_run_side_by_side():
     assert elapsed < 3.0, f"4 environments sleeping 1 s each took {elapsed:.1f} s (one after another: 4 s)"
 
 
+def test_at_most_max_starting_environments_start_at_once(tmp_path):
+    """Building an environment (a browser's start) is what overloads a small machine; the rest wait their turn."""
+    log = tmp_path / "starts"
+    with EnvPool(BUTTON, {"start_sleep": 0.4, "start_log": str(log)}, max_starting=2) as pool:
+        first = pool.reset(range(5), [0] * 5, ["left"] * 5)
+        again = pool.reset(range(5), [1] * 5, ["right"] * 5)  # started environments are reused, all at once
+    assert all(outcome.ok for outcome in first + again)
+    spans = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+    assert len(spans) == 5, "each slot's environment is built once"
+    most = max(sum(begin <= moment < end for begin, end in spans) for moment, _ in spans)
+    assert most == 2, f"{most} environments were being built at once; max_starting is 2"
+    with pytest.raises(ValueError, match="max_starting must be at least 1"):
+        EnvPool(BUTTON, max_starting=0)
+
+
 def test_a_raising_environment_is_rebuilt_and_its_failure_counted():
     with EnvPool(BUTTON, {"raise_on_step": 2}) as pool:
         pool.reset([0, 1], [3, 3], ["left", "left"])

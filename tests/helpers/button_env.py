@@ -19,7 +19,15 @@ WIDTH, HEIGHT = 64, 96
 class ButtonEnv(gym.Env):
     tasks = ("left", "right")  # where the button is
 
-    def __init__(self, sleep=0.0, raise_on_step=None, hang_on_step=None, child=False, max_steps=4, expert=True):
+    def __init__(
+        self, sleep=0.0, raise_on_step=None, hang_on_step=None, child=False, max_steps=4, expert=True,
+        start_sleep=0.0, start_log=None,
+    ):  # fmt: skip
+        began = time.time()
+        time.sleep(start_sleep)
+        if start_log is not None:
+            with open(start_log, "a") as log:
+                log.write(f"{began} {time.time()}\n")
         self.sleep, self.raise_on_step, self.hang_on_step = sleep, raise_on_step, hang_on_step
         self.max_steps, self.has_expert = max_steps, expert
         self.child = subprocess.Popen(["sleep", "1000"]) if child else None

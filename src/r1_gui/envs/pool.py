@@ -10,11 +10,14 @@ and a failing one costs one episode, never the run.
 Each slot is a worker process (`python -c ... r1_gui.envs.worker`, in a new session, so its process group holds
 everything the environment starts, e.g. a browser) that builds the environment with `contract.make_env` and answers
 reset/step/close over a socket. A call goes to every slot at once and waits for all answers until `step_timeout`
-seconds have passed. A slot whose environment raised, did not answer in time, or whose process died is killed with
-its whole process tree, rebuilt on its next use, and reported as a failed `Outcome` (`pool.failures` counts them);
-the caller scores that episode as failed and goes on. A reset that fails is retried on a fresh worker
-`reset_retries` times, then `EnvStartError` says the environment cannot start. Workers set PR_SET_PDEATHSIG, so
-they (and what they started) end when the process that built the pool dies, even by SIGKILL.
+seconds have passed. Starting an environment (a worker importing and building it, and its first answer) is the
+expensive part, so at most `max_starting` start at once (default: the cores this process may run on), the rest as
+those finish: two GRPO runs starting 16 and 32 browsers together on 2 cores made Chromium's first page load miss its
+10 s limit on every retry, and the run stopped. A slot whose environment raised, did not answer in time, or whose
+process died is killed with its whole process tree, rebuilt on its next use, and reported as a failed `Outcome`
+(`pool.failures` counts them); the caller scores that episode as failed and goes on. A reset that fails is retried on
+a fresh worker `reset_retries` times, then `EnvStartError` says the environment cannot start. Workers set
+PR_SET_PDEATHSIG, so they (and what they started) end when the process that built the pool dies, even by SIGKILL.
 """
 
 from __future__ import annotations
@@ -111,11 +114,15 @@ class EnvPool:
         *,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         reset_retries: int = RESET_RETRIES,
+        max_starting: int | None = None,
     ):
         if not step_timeout > 0:
             raise ValueError(f"--env_step_timeout must be a positive number of seconds, got {step_timeout}")
+        if max_starting is not None and max_starting < 1:
+            raise ValueError(f"max_starting must be at least 1 environment starting at once, got {max_starting}")
         self.env_id, self.env_kwargs = env_id, dict(env_kwargs or {})
         self.step_timeout, self.reset_retries = float(step_timeout), int(reset_retries)
+        self.max_starting = max_starting or len(os.sched_getaffinity(0))
         self.failures = 0  # slots rebuilt after a raise, a timeout or a dead process
         self.failure_log: list[str] = []
         self._workers: dict[int, _Worker] = {}
@@ -224,19 +231,30 @@ class EnvPool:
     ) -> list[Outcome]:  # fmt: skip
         if len(set(slots)) != len(slots):
             raise ValueError(f"each slot may be called once per call, got {list(slots)}")
+        allowed = timeout or self.step_timeout
         outcomes: dict[int, Outcome] = {}
         waiting: dict[Connection, tuple[int, float]] = {}
-        now = time.monotonic()
-        for slot, payload in zip(slots, payloads, strict=True):
+        # slots whose environment must start first wait in line, so at most `max_starting` start at once
+        cold = [(slot, payload) for slot, payload in zip(slots, payloads, strict=True) if not self._started(slot)]
+        hot = [(slot, payload) for slot, payload in zip(slots, payloads, strict=True) if self._started(slot)]
+
+        def send(slot: int, payload: Any) -> None:
             try:
                 worker = self._worker(slot)
-                allowed = timeout or self.step_timeout
-                if not worker.started:  # the first answer also covers importing and building the environment
-                    allowed += START_TIMEOUT
+                # the first answer also covers importing and building the environment
+                limit = allowed if worker.started else allowed + START_TIMEOUT
                 worker.connection.send((command, payload))
-                waiting[worker.connection] = (slot, now + allowed)
+                waiting[worker.connection] = (slot, time.monotonic() + limit)
             except OSError as error:
                 outcomes[slot] = self._fail(slot, f"the worker could not be reached: {error}", count)
+
+        def starting() -> int:
+            return sum(not self._workers[slot].started for slot, _ in waiting.values() if slot in self._workers)
+
+        for slot, payload in hot:
+            send(slot, payload)
+        while cold and starting() < self.max_starting:
+            send(*cold.pop(0))
         while waiting:
             deadline = min(limit for _, limit in waiting.values())
             ready = wait(list(waiting), timeout=max(0.0, deadline - time.monotonic()))
@@ -246,9 +264,14 @@ class EnvPool:
             late = [c for c, (_, limit) in waiting.items() if limit <= time.monotonic()]
             for connection in late:
                 slot, _ = waiting.pop(connection)
-                allowed = timeout or self.step_timeout
                 outcomes[slot] = self._fail(slot, f"{command} did not answer within {allowed:g} s", count)
+            while cold and starting() < self.max_starting:
+                send(*cold.pop(0))
         return [outcomes[slot] for slot in slots]
+
+    def _started(self, slot: int) -> bool:
+        worker = self._workers.get(slot)
+        return worker is not None and worker.started and worker.process.poll() is None
 
     def _answer(self, slot: int, connection: Connection, count: bool) -> Outcome:
         try:
