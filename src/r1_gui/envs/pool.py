@@ -248,13 +248,15 @@ class EnvPool:
             except OSError as error:
                 outcomes[slot] = self._fail(slot, f"the worker could not be reached: {error}", count)
 
-        def starting() -> int:
-            return sum(not self._workers[slot].started for slot, _ in waiting.values() if slot in self._workers)
+        def start_more() -> None:  # the next cold slots, while fewer than `max_starting` are starting
+            while cold and self.max_starting > sum(
+                not self._workers[slot].started for slot, _ in waiting.values() if slot in self._workers
+            ):
+                send(*cold.pop(0))
 
         for slot, payload in hot:
             send(slot, payload)
-        while cold and starting() < self.max_starting:
-            send(*cold.pop(0))
+        start_more()
         while waiting:
             deadline = min(limit for _, limit in waiting.values())
             ready = wait(list(waiting), timeout=max(0.0, deadline - time.monotonic()))
@@ -265,8 +267,7 @@ class EnvPool:
             for connection in late:
                 slot, _ = waiting.pop(connection)
                 outcomes[slot] = self._fail(slot, f"{command} did not answer within {allowed:g} s", count)
-            while cold and starting() < self.max_starting:
-                send(*cold.pop(0))
+            start_more()
         return [outcomes[slot] for slot in slots]
 
     def _started(self, slot: int) -> bool:
