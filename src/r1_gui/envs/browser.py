@@ -70,6 +70,10 @@ CHROMIUM_FLAGS = (
     "--remote-debugging-pipe",  # Chromium exits when chromedriver does
     "--hide-scrollbars",
     "--mute-audio",
+    # Raster the whole page each frame, not only what changed: with partial raster, a page that loads under load
+    # was now and then drawn in one of two ways (1-level differences along a dialog's edges), so the same seed gave
+    # two first screenshots (tests/test_envs_web.py; README "Same seed, same page")
+    "--disable-partial-raster",
 )
 INSTALL_HINT = "install them with: apt-get update && apt-get install -y chromium chromium-driver (or: bash setup.sh)"
 LONG_PRESS_S = 0.6
@@ -333,6 +337,11 @@ class Browser:
     def run(self, script: str, *args: Any) -> Any:
         """The value of `script` (a JavaScript function body) run in the page."""
         return self.call(lambda: self.driver.execute_script(script, *args))
+
+    def run_async(self, script: str, *args: Any) -> Any:
+        """The value `script` passes to its last argument, a callback (Selenium's execute_async_script), within the
+        command timeout."""
+        return self.call(lambda: self.driver.execute_async_script(script, *args))
 
     def screenshot(self, clip: tuple[float, float, float, float], scale: float = 1.0) -> np.ndarray:
         """The page's pixels in `clip` = (left, top, width, height) in CSS pixels, rendered at `scale` (crisp, not
