@@ -18,8 +18,9 @@ overrides each style's own), and are mapped back to the page's CSS pixels.
 **Same seed, same page**: a reset seeds the page's random generator (MiniWoB's `Math.seedrandom`), moves the pointer off
 the task area and removes the focus, so the same seed (and task) gives the same first screenshot whatever the browser
 played before: the episodes of a GRPO group play the same page. A screenshot is taken once the page's images are decoded
-(`PAINTED_SCRIPT`), and the browser rasters whole frames (`--disable-partial-raster`): without either, a page loaded on
-a busy machine was now and then captured without a dialog's close icon, or with its edges a gray level off.
+(`r1_gui.envs.browser.PAINTED_SCRIPT`), and the browser rasters whole frames (`--disable-partial-raster`): without
+either, a page loaded on a busy machine was now and then captured without a dialog's close icon, or with its edges a
+gray level off.
 
 **Actions**: click, double_click, right_click, long_press (held `LONG_PRESS_S`), move_to (hover), drag_to (from
 the pointer's last point), swipe (a drag), scroll (the wheel, `miniwob.constants.DEFAULT_SCROLL_AMOUNT` pixels a
@@ -116,20 +117,6 @@ if (document.activeElement && document.activeElement !== document.body) document
 return null;
 """
 STATE_SCRIPT = "return [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_TASK_READY, core.getUtterance()];"
-# Before a screenshot: every image the page shows (<img> and CSS backgrounds, such as a dialog's close icon) decoded,
-# so the frame captured holds them. Without it, 3 in ~1,000 dialog pages loaded on a busy machine were captured before
-# the "x" icon was painted: a screenshot without the target. (Waiting two animation frames as well cost a quarter of
-# the steps per second, 10.8 against 14.5 with one browser, and changed nothing measurable.)
-PAINTED_SCRIPT = """
-const done = arguments[arguments.length - 1];
-const urls = new Set();
-for (const element of document.querySelectorAll('*')) {
-  for (const match of getComputedStyle(element).backgroundImage.matchAll(/url\\(["']?(.*?)["']?\\)/g)) urls.add(match[1]);
-}
-for (const image of document.images) if (image.src) urls.add(image.src);
-const decoded = [...urls].map(url => { const image = new Image(); image.src = url; return image.decode().catch(() => null); });
-Promise.all(decoded).then(() => done(urls.size));
-"""
 
 
 @cache
@@ -299,7 +286,6 @@ class WebEnv(gym.Env):
         self._page_task = None
 
     def _capture(self) -> np.ndarray:
-        self.browser.run_async(PAINTED_SCRIPT)
         return self.browser.screenshot((0, 0, *TASK_SIZE), self.scale)
 
     def _capture_or_discard(self) -> np.ndarray:
