@@ -494,6 +494,25 @@ def test_a_killed_python_leaves_no_browser(tmp_path):
     assert folder in remove_stale_profiles() and not os.path.exists(folder)
 
 
+@needs_browser
+@pytest.mark.parametrize("closes", [True, False])
+def test_a_python_that_exits_prints_no_error(closes):
+    # torch's import changes the order of the interpreter's teardown: Browser.__del__ then ran with the module's
+    # globals already None and printed "Exception ignored in: <function Browser.__del__ ...>" at every exit
+    script = textwrap.dedent(
+        f"""
+        import torch
+        from r1_gui.envs.contract import make_env
+        env = make_env("r1_gui/Web-v0", {{"task": "click-test"}})
+        env.reset(seed=0)
+        if {closes}:
+            env.close()
+        """
+    )
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0 and "Exception ignored" not in child.stderr, child.stderr[-2000:]
+
+
 # -- the web environment in training and evaluation (issue 31: two GRPO steps and an evaluation, in CI) --------------
 
 

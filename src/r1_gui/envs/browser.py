@@ -313,8 +313,11 @@ class Browser:
         _LIVE.discard(self)
 
     def __del__(self):
-        with contextlib.suppress(Exception):
+        # no module global here: at interpreter exit they may be None already (contextlib was, after torch's import)
+        try:
             self.close()
+        except Exception:
+            pass
 
     def alive(self) -> bool:
         """The session answers a trivial script."""
