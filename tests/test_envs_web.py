@@ -561,7 +561,8 @@ def test_the_fast_web_demo_writes_its_report(tmp_path):
     assert saved["config"]["env_id"] == "r1_gui/Web-v0" and saved["config"]["model_size"] == "tiny"
     # the web demo's own model: a Qwen3-VL whose processor normalises pixels around the pages' white, kept through SFT
     assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == "qwen3_vl"
-    for folder in ("model", "sft", "grpo"):
+    assert saved["config"]["sight_steps"] == 2 and saved["seconds"]["sight"] > 0  # the sight stage ran
+    for folder in ("model", "sight", "sft", "grpo"):
         image = json.loads((tmp_path / folder / "preprocessor_config.json").read_text())
         assert image["image_mean"] == [0.95] * 3 and image["image_std"] == [0.05] * 3, folder
     for stage in ("warm_start", "grpo"):  # per task, the success and the share of clicks on their target

@@ -486,6 +486,7 @@ def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog):
     assert not [r for r in caplog.records if r.getMessage().startswith(("sft:", "grpo:", "model:", "eval_"))]
     assert not [w for w in caught if "rollout_func" in str(w.message)]
     assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == arch
+    assert not (tmp_path / "sight").exists()  # sight_steps 0: the phone demo's SFT starts from the built model
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["warm_start"]["success_rate"] == report["warm_start"]["success_rate"]
     assert {"success_rate", "per_task", "turn_parse_rate"} <= set(saved["grpo"])
@@ -502,6 +503,64 @@ def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog):
     texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in examples]
     assert texts and all(styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
     assert any("terminate" in text for text in texts)
+
+
+def test_a_button_page_draws_its_button_where_it_says():
+    import random
+
+    import numpy as np
+
+    from r1_gui.synthetic.pages import INSTRUCTION_HEIGHT, PAGE_SIZE, button_page
+
+    rng, grays = random.Random(0), set()
+    for _ in range(200):
+        page, (x1, y1, x2, y2) = button_page(rng)
+        assert page.size == PAGE_SIZE and 0 <= x1 < x2 < PAGE_SIZE[0] and INSTRUCTION_HEIGHT < y1 < y2 < PAGE_SIZE[1]
+        pixels = np.asarray(page)
+        assert pixels[:INSTRUCTION_HEIGHT].min() < 100  # the instruction is written in the band
+        # below the band, everything that is not white is the button (outline, fill and label), and all of it is there
+        ys, xs = np.nonzero((pixels[INSTRUCTION_HEIGHT:] != 255).any(axis=2))
+        assert (xs.min(), ys.min() + INSTRUCTION_HEIGHT, xs.max(), ys.max() + INSTRUCTION_HEIGHT) == (x1, y1, x2, y2)
+        grays.add(int(pixels[y2 - 1, x1 + 1, 0]))
+    assert min(grays) < 128 < 200 < max(grays)  # dark buttons and MiniWoB's light ones
+
+
+def test_sight_examples_answer_a_click_on_the_buttons_centre(tiny_qwen3_vl):
+    import random
+
+    from r1_gui.actions import extract_action
+    from r1_gui.multi_turn.demo import sight_examples
+    from r1_gui.multi_turn.web_demo import WebDemoConfig
+    from r1_gui.synthetic.pages import PAGE_SIZE, button_page
+
+    config = WebDemoConfig()
+    processor = load_processor(
+        tiny_qwen3_vl, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE
+    )
+    examples = sight_examples(config, processor, random.Random(5), 6)
+    rng = random.Random(5)  # the same pages again, from the same seed
+    boxes = [button_page(rng)[1] for _ in range(6)]
+    image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    for (context, answer), (x1, y1, x2, y2) in zip(examples, boxes, strict=True):
+        assert image_pad in context.context_ids and context.pixel_values.shape[0] > 0
+        text = processor.tokenizer.decode(answer, skip_special_tokens=True)
+        click = extract_action(text, coordinates="grid999", image_size=PAGE_SIZE)
+        assert click.type == "click" and styled_action(text, "mobile_use", coordinates="grid999")
+        # within a pixel of the centre (grid999 rounds to a thousandth of the page)
+        assert click.x * PAGE_SIZE[0] == pytest.approx((x1 + x2 + 1) / 2, abs=1)
+        assert click.y * PAGE_SIZE[1] == pytest.approx((y1 + y2 + 1) / 2, abs=1)
+    assert answer[-1] == processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+
+
+def test_grpo_beta_reaches_grpo_gui(tmp_path):
+    from dataclasses import replace
+
+    from r1_gui.multi_turn.demo import grpo_argv
+    from r1_gui.multi_turn.web_demo import WebDemoConfig
+
+    for beta in (0.0, 0.04):
+        argv = grpo_argv(replace(WebDemoConfig(), grpo_beta=beta), tmp_path / "warm", tmp_path / "out", seed=0)
+        assert argv[argv.index("--beta") + 1] == str(beta) and argv.count("--beta") == 1
 
 
 # -- mistakes a user makes with --env: one error line before any weights load (issue 34 items 1 and 2) --------------

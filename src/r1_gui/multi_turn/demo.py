@@ -1,6 +1,7 @@
 """The multi-turn demo: `python -m r1_gui.demo --multi_turn --output_dir runs/demo-mt [--seed 0] [--fast]`.
 
-1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture);
+1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture), taught to find a
+   button on synthetic pages first where the config asks for it (`sight_steps`; the web demo's);
 2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, played by the agent loop
    (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
    (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
@@ -69,6 +70,10 @@ class MultiTurnDemoConfig:
     # success 89% at 300 steps, 71% at 350 and 400, its 29 failures all a terminate on a loading screen; seed 0 68%
     # at 400, 30 of its 32 failures the same): that is the room left to GRPO, which must find the wait by sampling
     # it in the environment
+    # sight pretraining: steps of `sft_batch_size` fresh synthetic pages (r1_gui.synthetic.pages), each answered with
+    # a click on its one button, the lr decaying linearly to 0; 0 skips the stage
+    sight_steps: int = 0
+    sight_learning_rate: float = 5e-4
     sft_episodes: int = 200
     sft_steps: int = 400
     sft_batch_size: int = 8
@@ -85,6 +90,7 @@ class MultiTurnDemoConfig:
     grpo_resets_per_step: int = 2
     num_generations: int = 8
     grpo_learning_rate: float = 5e-5
+    grpo_beta: float = 0.0  # --beta: the KL term's weight (to the warm start); 0 loads no reference model
     temperature: float = 0.7
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
@@ -110,11 +116,14 @@ class ExpertPolicy:
         self.tokenizer, self.end = tokenizer, tokenizer.convert_tokens_to_ids("<|im_end|>")
 
     def __call__(self, inputs, infos):
+        return [self.answer(info["expert_action"]) for info in infos], None
+
+    def answer(self, action) -> list[int]:
         from r1_gui.agent.context import GRID
         from r1_gui.prompts import build_target
 
-        texts = [build_target(info["expert_action"], None, "mobile_use", GRID)[0]["content"] for info in infos]
-        return [self.tokenizer.encode(text, add_special_tokens=False) + [self.end] for text in texts], None
+        text = build_target(action, None, "mobile_use", GRID)[0]["content"]
+        return self.tokenizer.encode(text, add_special_tokens=False) + [self.end]
 
 
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[tuple]:
@@ -136,6 +145,78 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[t
     return examples
 
 
+def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) -> float:
+    """One optimizer step on (context TurnInput, answer ids) pairs, the loss on the answer tokens only."""
+    import torch
+
+    sequences = [context.context_ids + answer for context, answer in batch]
+    width = max(len(s) for s in sequences)
+    ids = torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences])
+    labels = torch.tensor(
+        [[-100] * len(c.context_ids) + a + [-100] * (width - len(c.context_ids) - len(a)) for c, a in batch]
+    )
+    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in sequences])
+    loss = model(
+        input_ids=ids,
+        attention_mask=mask,
+        labels=labels,
+        pixel_values=torch.cat([c.pixel_values for c, _ in batch]),
+        image_grid_thw=torch.cat([c.image_grid_thw for c, _ in batch]),
+        mm_token_type_ids=(ids == image_pad).long(),
+    ).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, count: int) -> list[tuple]:
+    """(context TurnInput, answer ids) for `count` fresh synthetic pages, each answered as the expert answers a
+    click: the mobile_use call on the button's centre, in the first turn's context (`turn_messages`)."""
+    from r1_gui.actions import Action
+    from r1_gui.agent.context import History, turn_messages
+    from r1_gui.agent.loop import tokenize_turn
+    from r1_gui.synthetic.pages import INSTRUCTION, PAGE_SIZE, button_page
+
+    answer = ExpertPolicy(processor.tokenizer).answer
+    examples = []
+    for _ in range(count):
+        page, (x1, y1, x2, y2) = button_page(rng)
+        context = tokenize_turn(
+            processor, turn_messages(History(INSTRUCTION, [page], [], []), config.history_images, config.system_prompt)
+        )
+        click = Action("click", x=(x1 + x2 + 1) / 2 / PAGE_SIZE[0], y=(y1 + y2 + 1) / 2 / PAGE_SIZE[1])
+        examples.append((context, answer(click)))
+    return examples
+
+
+def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
+    """Sight pretraining: `sight_steps` steps on fresh synthetic pages (`sight_examples`); saves model + processor
+    to OUTPUT_DIR/sight, which the SFT warm start then starts from."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+    torch.manual_seed(seed)
+    processor = load_processor(model_dir, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
+    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.sight_learning_rate)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / config.sight_steps)
+    pad_id, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    rng = random.Random(seed)
+    losses = []
+    for _ in range(config.sight_steps):
+        losses.append(sft_step(model, optimizer, sight_examples(config, processor, rng, config.sft_batch_size),
+                               pad_id, image_pad))  # fmt: skip
+        schedule.step()
+    out = output_dir / "sight"
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    (out / "sight_losses.json").write_text(json.dumps({"losses": losses}))
+    return out
+
+
 def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
     """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor."""
     import torch
@@ -153,25 +234,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     losses = []
     for _ in range(config.sft_steps):
         batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
-        sequences = [context.context_ids + answer for context, answer in batch]
-        width = max(len(s) for s in sequences)
-        ids = torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences])
-        labels = torch.tensor(
-            [[-100] * len(c.context_ids) + a + [-100] * (width - len(c.context_ids) - len(a)) for c, a in batch]
-        )
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in sequences])
-        loss = model(
-            input_ids=ids,
-            attention_mask=mask,
-            labels=labels,
-            pixel_values=torch.cat([c.pixel_values for c, _ in batch]),
-            image_grid_thw=torch.cat([c.image_grid_thw for c, _ in batch]),
-            mm_token_type_ids=(ids == image_pad).long(),
-        ).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
+        losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
     out = output_dir / "sft"
     model.save_pretrained(out)
     processor.save_pretrained(out)
@@ -223,7 +286,8 @@ def grpo_argv(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: in
         "--num_generations", str(config.num_generations),
         "--per_device_train_batch_size", str(config.grpo_resets_per_step * config.num_generations),
         "--max_steps", str(config.grpo_steps), "--learning_rate", str(config.grpo_learning_rate),
-        "--lr_scheduler_type", "constant", "--temperature", str(config.temperature), "--beta", "0",
+        "--lr_scheduler_type", "constant", "--temperature", str(config.temperature),
+        "--beta", str(config.grpo_beta),
         "--loss_type", "dapo", "--use_cpu", "true", "--bf16", "false", "--activation_checkpointing", "false",
         "--report_to", "none", "--logging_steps", "1", "--save_strategy", "no", "--seed", str(seed),
         "--system_prompt", config.system_prompt,
@@ -287,6 +351,9 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         output_dir / "model", arch=config.arch, size=config.model_size, seed=seed, pixel_norm=config.pixel_norm
     )
     start = lap("model", start)
+    if config.sight_steps:
+        model_dir = run_sight(config, model_dir, output_dir, seed)
+        start = lap("sight", start)
     warm_start = run_sft(config, model_dir, output_dir, seed)
     start = lap("sft", start)
     warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start")

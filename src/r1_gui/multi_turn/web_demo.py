@@ -53,7 +53,8 @@ class WebDemoConfig(MultiTurnDemoConfig):
     @classmethod
     def fast(cls) -> WebDemoConfig:
         """A few steps of every stage: checks the pipeline and its artifacts (a test runs it), learns nothing."""
-        return replace(super().fast(), sft_episodes=4, max_turns=cls.max_turns)  # the web's one turn
+        # the web's one turn; two sight steps check that stage too
+        return replace(super().fast(), sft_episodes=4, max_turns=cls.max_turns, sight_steps=2)
 
 
 def main_web(output_dir: str, seed: int, fast: bool, arch: str | None = None) -> dict:

@@ -1,0 +1,36 @@
+"""Synthetic web pages for the web demo's sight pretraining (`r1_gui.multi_turn.demo.run_sight`).
+
+A page the size of a MiniWoB++ task area (160 x 210 pixels): the instruction in a pale yellow band at the top, one
+button below it, of a random size, place and gray (from near black to MiniWoB's near-white), with a dark outline
+and a short label. The demo's random model learns where the button is in y within a few hundred steps of such pages
+and in x far later, after 800 to more than 1,000 steps by seed; with some of the buttons dark, a little sooner
+(README, "The web demo").
+"""
+
+from __future__ import annotations
+
+import random
+
+from PIL import Image, ImageDraw
+
+Box = tuple[int, int, int, int]  # x1, y1, x2, y2 in pixels, inclusive
+
+PAGE_SIZE = (160, 210)  # MiniWoB++'s task area: width, height
+INSTRUCTION_HEIGHT = 50  # the band that holds the instruction
+INSTRUCTION = "Click the button."  # click-test's
+
+
+def button_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple[Image.Image, Box]:
+    """A page and its button's box. `grays`: the range the button's fill level is drawn from (0 black, 255 white)."""
+    width, height = PAGE_SIZE
+    page = Image.new("RGB", PAGE_SIZE, "white")
+    draw = ImageDraw.Draw(page)
+    draw.rectangle([0, 0, width - 1, INSTRUCTION_HEIGHT - 1], fill=(255, 255, 150))
+    draw.text((5, 10), INSTRUCTION, fill="black")
+    w, h = rng.randint(16, 110), rng.randint(12, 70)
+    x1, y1 = rng.randint(2, width - w - 3), rng.randint(INSTRUCTION_HEIGHT + 2, height - h - 3)
+    gray, outline = rng.randint(*grays), rng.randint(0, 120)
+    box = (x1, y1, x1 + w, y1 + h)
+    draw.rectangle(box, fill=(gray,) * 3, outline=(outline,) * 3)
+    draw.text((x1 + 3, y1 + 2), "Click"[: max(1, w // 8)], fill="white" if gray < 128 else "black")
+    return page, box
