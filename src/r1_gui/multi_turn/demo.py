@@ -190,56 +190,56 @@ def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, c
     return examples
 
 
+def _start_stage(config: MultiTurnDemoConfig, model_dir: Path, seed: int, learning_rate: float) -> tuple:
+    """A training stage's start (sight, SFT): seeded torch, the processor, the model in train mode, AdamW, and the
+    pad and image-pad token ids `sft_step` takes."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.processing import CHAT_TEMPLATE, load_processor
+
+    torch.manual_seed(seed)
+    processor = load_processor(model_dir, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
+    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    pad_id, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    return processor, model, optimizer, pad_id, image_pad
+
+
+def _save_stage(model, processor, out: Path, record: dict) -> Path:
+    """A training stage's end: model + processor to `out`, and its record (the losses) as OUT/<name>_losses.json."""
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    (out / f"{out.name}_losses.json").write_text(json.dumps(record))
+    return out
+
+
 def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
     """Sight pretraining: `sight_steps` steps on fresh synthetic pages (`sight_examples`); saves model + processor
     to OUTPUT_DIR/sight, which the SFT warm start then starts from."""
     import torch
-    from transformers import AutoModelForImageTextToText
 
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor
-
-    torch.manual_seed(seed)
-    processor = load_processor(model_dir, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
-    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.sight_learning_rate)
+    processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sight_learning_rate)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / config.sight_steps)
-    pad_id, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
     rng = random.Random(seed)
     losses = []
     for _ in range(config.sight_steps):
-        losses.append(sft_step(model, optimizer, sight_examples(config, processor, rng, config.sft_batch_size),
-                               pad_id, image_pad))  # fmt: skip
+        batch = sight_examples(config, processor, rng, config.sft_batch_size)
+        losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
         schedule.step()
-    out = output_dir / "sight"
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    (out / "sight_losses.json").write_text(json.dumps({"losses": losses}))
-    return out
+    return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
 
 
 def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
     """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor."""
-    import torch
-    from transformers import AutoModelForImageTextToText
-
-    from r1_gui.processing import CHAT_TEMPLATE, load_processor
-
-    torch.manual_seed(seed)
-    processor = load_processor(model_dir, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
-    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32).train()
+    processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
     examples = expert_examples(config, processor, seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.sft_learning_rate)
-    pad_id, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
     rng = random.Random(seed)
     losses = []
     for _ in range(config.sft_steps):
         batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
         losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
-    out = output_dir / "sft"
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    (out / "sft_losses.json").write_text(json.dumps({"examples": len(examples), "losses": losses}))
-    return out
+    return _save_stage(model, processor, output_dir / "sft", {"examples": len(examples), "losses": losses})
 
 
 def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path) -> dict:
