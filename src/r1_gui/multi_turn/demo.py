@@ -1,7 +1,8 @@
 """The multi-turn demo: `python -m r1_gui.demo --multi_turn --output_dir runs/demo-mt [--seed 0] [--fast]`.
 
 1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture), taught to find a
-   button on synthetic pages first where the config asks for it (`sight_steps`, 0 in both demos' defaults);
+   button on synthetic pages first where the config asks for it (`sight_steps`: 1000 in the web demo's defaults, 0
+   in this one's);
 2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, played by the agent loop
    (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
    (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
