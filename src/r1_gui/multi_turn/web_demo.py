@@ -2,9 +2,10 @@
 
 The multi-turn demo's stages (`r1_gui.multi_turn.demo`) on real web pages, `r1_gui/Web-v0` (MiniWoB++ in headless
 Chromium): a random 6.4 M-parameter Qwen3-VL built locally, its pixels normalised around the pages' white; sight
-pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y); an SFT warm start on every turn of the DOM expert's episodes of click tasks, played through the agent loop;
-eval/test_phone.py's evaluation on held-out seeds; multi-turn GRPO from the warm start, rewarded by the page's own
-success and the click's distance to the expert's; the same evaluation again. Both evaluations report, beside
+pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y); an SFT warm start
+on every turn of the DOM expert's episodes of click tasks, played through the agent loop; eval/test_phone.py's
+evaluation on held-out seeds; multi-turn GRPO from the warm start, rewarded by the page's own success and the click's
+distance to the expert's; the same evaluation again. Both evaluations report, beside
 `success_rate` overall and per task, `click_hit_rate`: the share of turns whose click landed in the element the
 expert would have clicked (`info["target_box"]`).
 """
