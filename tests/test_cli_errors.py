@@ -624,6 +624,30 @@ def test_a_command_runs_torch_on_half_the_cores(variable):
     assert threads == (int(variable) if variable else max(1, cores // 2)), done.stdout
 
 
+@pytest.mark.parametrize(
+    "cores, asked, expected",
+    [
+        (2, 2, 2),  # the web demo's sight and SFT loops on the 2-core machine: both cores
+        (1, 2, 1),  # never more than the cores this process may run on
+        (16, 2, 2),  # no more than asked
+        (2, 0, 1),  # never fewer than one
+    ],
+)
+def test_torch_threads_sets_the_block_and_restores(monkeypatch, cores, asked, expected):
+    import torch
+
+    from r1_gui.cli_errors import torch_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    with torch_threads(asked) as count:
+        assert count == expected and torch.get_num_threads() == expected
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError), torch_threads(asked):  # an error in the block restores them too
+        raise RuntimeError("inside")
+    assert torch.get_num_threads() == before
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Progress and noise (issue 34, items 11 and 12): a bar on every loop a user waits on, one line per training step,
 # none of the warnings r1_gui's own settings caused.

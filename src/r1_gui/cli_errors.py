@@ -104,6 +104,23 @@ def cpu_threads() -> int:
 
 
 @contextmanager
+def torch_threads(threads: int) -> Iterator[int]:
+    """torch's intra-op threads inside the block: `threads`, at most the cores this process may run on, at least 1;
+    the count before is back after. For work that nothing else of the command's runs beside (the web demo's sight
+    and SFT loops, no browser open), where every core helps on a quiet machine; `cpu_threads` stays the rule
+    elsewhere. Yields the count set."""
+    import torch
+
+    before = torch.get_num_threads()
+    count = max(1, min(threads, len(os.sched_getaffinity(0))))
+    torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
 def on_interrupt(kept: Callable[[], str], resume: Callable[[], str | None]) -> Iterator[None]:
     """A Ctrl-C inside the block ends the command (under `cli_main`) with one line: ``kept()`` (what the work so far
     left, e.g. "checkpoint-40 in runs/x") and ``resume()`` (the command that goes on, or None). Both are called only

@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from r1_gui.cli_errors import torch_threads
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 
@@ -102,6 +103,10 @@ class MultiTurnDemoConfig:
     # cores, 2 threads made an SFT step 10x slower (1.7 s vs 0.16 s: each op waits at OpenMP's barrier for a
     # descheduled thread), so the demo runs on 1
     torch_threads: int = 1
+    # the sight and SFT loops' threads (`cli_errors.torch_threads`, at most the cores): no browser or environment of
+    # the demo's runs beside them (SFT's expert episodes are played first), so more than 1 helps where the machine is
+    # otherwise quiet, and costs where another job runs (the web demo's figures there)
+    sight_sft_threads: int = 1
 
     @classmethod
     def fast(cls) -> MultiTurnDemoConfig:
@@ -224,10 +229,11 @@ def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, se
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / config.sight_steps)
     rng = random.Random(seed)
     losses = []
-    for _ in range(config.sight_steps):
-        batch = sight_examples(config, processor, rng, config.sft_batch_size)
-        losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
-        schedule.step()
+    with torch_threads(config.sight_sft_threads):
+        for _ in range(config.sight_steps):
+            batch = sight_examples(config, processor, rng, config.sft_batch_size)
+            losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
+            schedule.step()
     return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
 
 
@@ -237,9 +243,10 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     examples = expert_examples(config, processor, seed)
     rng = random.Random(seed)
     losses = []
-    for _ in range(config.sft_steps):
-        batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
-        losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
+    with torch_threads(config.sight_sft_threads):
+        for _ in range(config.sft_steps):
+            batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
+            losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
     return _save_stage(model, processor, output_dir / "sft", {"examples": len(examples), "losses": losses})
 
 

@@ -49,6 +49,10 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # steps of synthetic button pages do (click-test's x r 0.84-0.94 after SFT; the stage's x is a late jump, at 800
     # to ~1,700 steps by seed)
     sight_steps: int = 1000
+    # Both of the 2 cores for the sight and SFT loops: a sight step took 0.26 s on 2 threads and 0.41 s on 1 alone
+    # (seed 2's stage 301 s against 451 s), though 0.83 s against 0.40 s beside a process spinning one core (two
+    # demos side by side: expect the sight stage twice as long, not 1.6x shorter)
+    sight_sft_threads: int = 2
     sft_episodes: int = 400
     # 40 steps: after the sight stage every answer parses (it teaches the answer's form), and the warm start (about
     # 50%) leaves GRPO room; 100 steps gave 64-74%, and GRPO from those gained -2 to +12
