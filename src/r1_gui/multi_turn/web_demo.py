@@ -34,7 +34,7 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # task whatever the page (click-test, click-dialog: 1 distinct click in 25 held-out episodes; Qwen2-VL and
     # Qwen3-VL, 300 to 900 SFT steps, also at 2x scale). Normalised around white (mean 0.95, std 0.05) the gray is
     # 1.3 from white, and the warm start's clicks vary with the page (seed 0, 300 steps: 10 and 14 distinct clicks;
-    # success 55% -> 74%), in y though not in x (README, "The web demo"). Qwen3-VL: its vision tower adds learned
+    # success 55% -> 74%), in y though not in x (docs/web_demo.md). Qwen3-VL: its vision tower adds learned
     # absolute position embeddings (Qwen2-VL's has rotary ones only), and at 300 steps it had learned click-tab (100%;
     # Qwen2-VL 28%) in a third less time (216 s against 321 s).
     arch: str = "qwen3_vl"

@@ -4,7 +4,7 @@ A page the size of a MiniWoB++ task area (160 x 210 pixels): the instruction in 
 button below it, of a random size, place and gray (from near black to MiniWoB's near-white), with a dark outline
 and a short label. The demo's random model learns where the button is in y within a few hundred steps of such pages
 and in x far later, after 800 to more than 1,000 steps by seed; with some of the buttons dark, a little sooner
-(README, "The web demo").
+(docs/web_demo.md).
 """
 
 from __future__ import annotations
