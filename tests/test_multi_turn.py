@@ -525,24 +525,53 @@ def test_a_button_page_draws_its_button_where_it_says():
     assert min(grays) < 128 < 200 < max(grays)  # dark buttons and MiniWoB's light ones
 
 
-def test_sight_examples_answer_a_click_on_the_buttons_centre(tiny_qwen3_vl):
+def test_a_button_row_page_names_one_of_its_buttons_by_number():
+    import random
+    import re
+
+    import numpy as np
+
+    from r1_gui.synthetic.pages import INSTRUCTION, INSTRUCTION_HEIGHT, PAGE_SIZE, button_row_page, sight_page
+
+    rng, seen = random.Random(0), set()
+    for _ in range(200):
+        page, (x1, y1, x2, y2), instruction = button_row_page(rng)
+        named = int(re.fullmatch(r"Click button #(\d)\.", instruction).group(1))
+        assert page.size == PAGE_SIZE and 0 <= x1 < x2 < PAGE_SIZE[0] and INSTRUCTION_HEIGHT < y1 < y2 < PAGE_SIZE[1]
+        # the buttons below the band: columns that are not white, in runs; the named one is the run numbered so
+        pixels = np.asarray(page)[INSTRUCTION_HEIGHT:]
+        columns = np.nonzero((pixels != 255).any(axis=(0, 2)))[0]
+        runs = np.split(columns, np.nonzero(np.diff(columns) > 1)[0] + 1)
+        assert len(runs) in (2, 3) and 1 <= named <= len(runs)
+        assert (runs[named - 1][0], runs[named - 1][-1]) == (x1, x2)
+        rows = np.nonzero((pixels != 255).any(axis=(1, 2)))[0] + INSTRUCTION_HEIGHT
+        assert (rows.min(), rows.max()) == (y1, y2)  # one row: every button spans the named one's height
+        seen.add((len(runs), named))
+    assert seen == {(2, 1), (2, 2), (3, 1), (3, 2), (3, 3)}
+    kinds = [sight_page(rng)[2] for _ in range(400)]
+    assert 150 < kinds.count(INSTRUCTION) < 250  # the sight stage: one-button pages and rows, one in two
+
+
+def test_sight_examples_answer_a_click_on_the_named_buttons_centre(tiny_qwen3_vl):
     import random
 
     from r1_gui.actions import extract_action
     from r1_gui.multi_turn.demo import sight_examples
     from r1_gui.multi_turn.web_demo import WebDemoConfig
-    from r1_gui.synthetic.pages import PAGE_SIZE, button_page
+    from r1_gui.synthetic.pages import PAGE_SIZE, sight_page
 
     config = WebDemoConfig()
     processor = load_processor(
         tiny_qwen3_vl, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE
     )
-    examples = sight_examples(config, processor, random.Random(5), 6)
+    examples = sight_examples(config, processor, random.Random(5), 8)
     rng = random.Random(5)  # the same pages again, from the same seed
-    boxes = [button_page(rng)[1] for _ in range(6)]
+    pages = [sight_page(rng) for _ in range(8)]
+    assert len({instruction for _, _, instruction in pages}) > 1  # both kinds of page among these 8
     image_pad = processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
-    for (context, answer), (x1, y1, x2, y2) in zip(examples, boxes, strict=True):
+    for (context, answer), (_, (x1, y1, x2, y2), instruction) in zip(examples, pages, strict=True):
         assert image_pad in context.context_ids and context.pixel_values.shape[0] > 0
+        assert instruction in processor.tokenizer.decode(context.context_ids)  # the page's own instruction
         text = processor.tokenizer.decode(answer, skip_special_tokens=True)
         click = extract_action(text, coordinates="grid999", image_size=PAGE_SIZE)
         assert click.type == "click" and styled_action(text, "mobile_use", coordinates="grid999")

@@ -177,19 +177,20 @@ def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) 
 
 
 def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, count: int) -> list[tuple]:
-    """(context TurnInput, answer ids) for `count` fresh synthetic pages, each answered as the expert answers a
-    click: the mobile_use call on the button's centre, in the first turn's context (`turn_messages`)."""
+    """(context TurnInput, answer ids) for `count` fresh synthetic pages (`sight_page`), each answered as the expert
+    answers a click: the mobile_use call on the centre of the button its instruction names, in the first turn's
+    context (`turn_messages`) with that instruction."""
     from r1_gui.actions import Action
     from r1_gui.agent.context import History, turn_messages
     from r1_gui.agent.loop import tokenize_turn
-    from r1_gui.synthetic.pages import INSTRUCTION, PAGE_SIZE, button_page
+    from r1_gui.synthetic.pages import PAGE_SIZE, sight_page
 
     answer = ExpertPolicy(processor.tokenizer).answer
     examples = []
     for _ in range(count):
-        page, (x1, y1, x2, y2) = button_page(rng)
+        page, (x1, y1, x2, y2), instruction = sight_page(rng)
         context = tokenize_turn(
-            processor, turn_messages(History(INSTRUCTION, [page], [], []), config.history_images, config.system_prompt)
+            processor, turn_messages(History(instruction, [page], [], []), config.history_images, config.system_prompt)
         )
         click = Action("click", x=(x1 + x2 + 1) / 2 / PAGE_SIZE[0], y=(y1 + y2 + 1) / 2 / PAGE_SIZE[1])
         examples.append((context, answer(click)))

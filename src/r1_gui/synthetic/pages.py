@@ -4,7 +4,9 @@ A page the size of a MiniWoB++ task area (160 x 210 pixels): the instruction in 
 button below it, of a random size, place and gray (from near black to MiniWoB's near-white), with a dark outline
 and a short label. The demo's random model learns where the button is in y within a few hundred steps of such pages
 and in x far later, after 800 to more than 1,000 steps by seed; with some of the buttons dark, a little sooner
-(docs/web_demo.md).
+(docs/web_demo.md). Half of the sight stage's pages (`sight_page`) hold a row of two or three buttons instead, and the
+instruction names one by its number from the left ("Click button #2."): what to click is read from the instruction,
+not only seen. Without them every warm start clicked one of click-tab's three tabs whatever tab its instruction named.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ Box = tuple[int, int, int, int]  # x1, y1, x2, y2 in pixels, inclusive
 PAGE_SIZE = (160, 210)  # MiniWoB++'s task area: width, height
 INSTRUCTION_HEIGHT = 50  # the band that holds the instruction
 INSTRUCTION = "Click the button."  # click-test's
+ROW_INSTRUCTION = "Click button #{}."  # the row page's: its button counted from the left, as click-tab's "Tab #2"
 
 
 def button_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple[Image.Image, Box]:
@@ -34,3 +37,36 @@ def button_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple
     draw.rectangle(box, fill=(gray,) * 3, outline=(outline,) * 3)
     draw.text((x1 + 3, y1 + 2), "Click"[: max(1, w // 8)], fill="white" if gray < 128 else "black")
     return page, box
+
+
+def button_row_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple[Image.Image, Box, str]:
+    """A page with a row of 2 or 3 buttons (one height and gray; each at a random width and place in its share of the
+    page's width, labelled "#1", "#2", ... from the left), the box of the one the instruction names and the
+    instruction (`ROW_INSTRUCTION`)."""
+    width, height = PAGE_SIZE
+    count = rng.choice([2, 3])
+    named = rng.randint(1, count)
+    page = Image.new("RGB", PAGE_SIZE, "white")
+    draw = ImageDraw.Draw(page)
+    draw.rectangle([0, 0, width - 1, INSTRUCTION_HEIGHT - 1], fill=(255, 255, 150))
+    instruction = ROW_INSTRUCTION.format(named)
+    draw.text((5, 10), instruction, fill="black")
+    h = rng.randint(12, 40)
+    y1 = rng.randint(INSTRUCTION_HEIGHT + 2, height - h - 3)
+    share = (width - 4) // count
+    gray, outline = rng.randint(*grays), rng.randint(0, 120)
+    boxes = []
+    for i in range(count):
+        w = rng.randint(16, share - 4)
+        x1 = 2 + i * share + rng.randint(0, share - w - 2)
+        boxes.append((x1, y1, x1 + w, y1 + h))
+        draw.rectangle(boxes[-1], fill=(gray,) * 3, outline=(outline,) * 3)
+        draw.text((x1 + 3, y1 + 2), f"#{i + 1}"[: max(1, w // 8)], fill="white" if gray < 128 else "black")
+    return page, boxes[named - 1], instruction
+
+
+def sight_page(rng: random.Random) -> tuple[Image.Image, Box, str]:
+    """The sight stage's page, its target's box and its instruction: `button_page` or `button_row_page`, one in two."""
+    if rng.random() < 0.5:
+        return (*button_page(rng), INSTRUCTION)
+    return button_row_page(rng)
