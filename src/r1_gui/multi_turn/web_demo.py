@@ -2,7 +2,8 @@
 
 The multi-turn demo's stages (`r1_gui.multi_turn.demo`) on real web pages, `r1_gui/Web-v0` (MiniWoB++ in headless
 Chromium): a random 6.4 M-parameter Qwen3-VL built locally, its pixels normalised around the pages' white; sight
-pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y); an SFT warm start
+pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y, and which of a row
+the instruction names by its number); an SFT warm start
 on every turn of the DOM expert's episodes of click tasks, played through the agent loop; eval/test_phone.py's
 evaluation on held-out seeds; multi-turn GRPO from the warm start, rewarded by the page's own success and the click's
 distance to the expert's; the same evaluation again. Both evaluations report, beside
@@ -47,7 +48,8 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # Sight first: four-task SFT on 400 expert episodes never taught the model where a button is in x (click-test's
     # clicks followed the target in y only, r of x -0.18 to 0.23), so GRPO could only move nearly fixed points. 1,000
     # steps of synthetic button pages do (click-test's x r 0.84-0.94 after SFT; the stage's x is a late jump, at 800
-    # to ~1,700 steps by seed)
+    # to ~1,700 steps by seed). Half its pages are rows of buttons named by number (`sight_page`): with one-button
+    # pages only, every warm start clicked one of click-tab's tabs whatever tab the instruction named (28-56%)
     sight_steps: int = 1000
     # Both of the 2 cores for the sight and SFT loops: a sight step took 0.26 s on 2 threads and 0.41 s on 1 alone
     # (seed 2's stage 301 s against 451 s), though 0.83 s against 0.40 s beside a process spinning one core (two
