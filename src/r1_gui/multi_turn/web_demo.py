@@ -2,12 +2,11 @@
 
 The multi-turn demo's stages (`r1_gui.multi_turn.demo`) on real web pages, `r1_gui/Web-v0` (MiniWoB++ in headless
 Chromium): a random 6.4 M-parameter Qwen3-VL built locally, its pixels normalised around the pages' white; sight
-pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y, and which of a row
-the instruction names by its number); an SFT warm start
-on every turn of the DOM expert's episodes of click tasks, played through the agent loop; eval/test_phone.py's
-evaluation on held-out seeds; multi-turn GRPO from the warm start, rewarded by the page's own success and the click's
-distance to the expert's; the same evaluation again. Both evaluations report, beside
-`success_rate` overall and per task, `click_hit_rate`: the share of turns whose click landed in the element the
+pretraining on synthetic button pages (`r1_gui.synthetic.pages`: where a button is, in x as in y, and which of a row the
+instruction names by its number); an SFT warm start on every turn of the DOM expert's episodes of click tasks, played
+through the agent loop; eval/test_phone.py's evaluation on held-out seeds; multi-turn GRPO from the warm start, rewarded
+by the page's own success and the click's distance to the expert's; the same evaluation again. Both evaluations report,
+beside `success_rate` overall and per task, `click_hit_rate`: the share of turns whose click landed in the element the
 expert would have clicked (`info["target_box"]`).
 """
 
@@ -57,7 +56,8 @@ class WebDemoConfig(MultiTurnDemoConfig):
     sight_sft_threads: int = 2
     sft_episodes: int = 400
     # 40 steps: after the sight stage every answer parses (it teaches the answer's form), and the warm start (about
-    # 50%) leaves GRPO room; 100 steps gave 64-74%, and GRPO from those gained -2 to +12
+    # 50% with one-button sight pages, 66-72% with the row pages) leaves GRPO room; 100 steps gave 64-74%, and GRPO
+    # from those gained -2 to +12
     sft_steps: int = 40
     # 4 pages x 4 episodes a step, lr 5e-5, a KL term to the warm start: from the 40-step warm starts (seeds 0, 1)
     # the same gain after 60 steps as 30 steps of 4 x 8 at lr 1e-4 (+11 and +9 against +10 and +9) in 60% of the time,
