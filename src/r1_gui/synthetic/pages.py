@@ -26,17 +26,29 @@ ROW_INSTRUCTION = "Click button #{}."  # the row page's: its button counted from
 def button_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple[Image.Image, Box]:
     """A page and its button's box. `grays`: the range the button's fill level is drawn from (0 black, 255 white)."""
     width, height = PAGE_SIZE
-    page = Image.new("RGB", PAGE_SIZE, "white")
-    draw = ImageDraw.Draw(page)
-    draw.rectangle([0, 0, width - 1, INSTRUCTION_HEIGHT - 1], fill=(255, 255, 150))
-    draw.text((5, 10), INSTRUCTION, fill="black")
+    page, draw = _blank_page(INSTRUCTION)
     w, h = rng.randint(16, 110), rng.randint(12, 70)
     x1, y1 = rng.randint(2, width - w - 3), rng.randint(INSTRUCTION_HEIGHT + 2, height - h - 3)
     gray, outline = rng.randint(*grays), rng.randint(0, 120)
     box = (x1, y1, x1 + w, y1 + h)
-    draw.rectangle(box, fill=(gray,) * 3, outline=(outline,) * 3)
-    draw.text((x1 + 3, y1 + 2), "Click"[: max(1, w // 8)], fill="white" if gray < 128 else "black")
+    _draw_button(draw, box, gray, outline, "Click")
     return page, box
+
+
+def _blank_page(instruction: str) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    """A white page with `instruction` written in the pale yellow band at its top, and a pen on it."""
+    page = Image.new("RGB", PAGE_SIZE, "white")
+    draw = ImageDraw.Draw(page)
+    draw.rectangle([0, 0, PAGE_SIZE[0] - 1, INSTRUCTION_HEIGHT - 1], fill=(255, 255, 150))
+    draw.text((5, 10), instruction, fill="black")
+    return page, draw
+
+
+def _draw_button(draw: ImageDraw.ImageDraw, box: Box, gray: int, outline: int, label: str) -> None:
+    """A button filling `box` at level `gray` with an `outline` border, and as much of `label` as its width holds."""
+    x1, y1, x2, _ = box
+    draw.rectangle(box, fill=(gray,) * 3, outline=(outline,) * 3)
+    draw.text((x1 + 3, y1 + 2), label[: max(1, (x2 - x1) // 8)], fill="white" if gray < 128 else "black")
 
 
 def button_row_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> tuple[Image.Image, Box, str]:
@@ -46,11 +58,8 @@ def button_row_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> t
     width, height = PAGE_SIZE
     count = rng.choice([2, 3])
     named = rng.randint(1, count)
-    page = Image.new("RGB", PAGE_SIZE, "white")
-    draw = ImageDraw.Draw(page)
-    draw.rectangle([0, 0, width - 1, INSTRUCTION_HEIGHT - 1], fill=(255, 255, 150))
     instruction = ROW_INSTRUCTION.format(named)
-    draw.text((5, 10), instruction, fill="black")
+    page, draw = _blank_page(instruction)
     h = rng.randint(12, 40)
     y1 = rng.randint(INSTRUCTION_HEIGHT + 2, height - h - 3)
     share = (width - 4) // count
@@ -60,8 +69,7 @@ def button_row_page(rng: random.Random, grays: tuple[int, int] = (40, 245)) -> t
         w = rng.randint(16, share - 4)
         x1 = 2 + i * share + rng.randint(0, share - w - 2)
         boxes.append((x1, y1, x1 + w, y1 + h))
-        draw.rectangle(boxes[-1], fill=(gray,) * 3, outline=(outline,) * 3)
-        draw.text((x1 + 3, y1 + 2), f"#{i + 1}"[: max(1, w // 8)], fill="white" if gray < 128 else "black")
+        _draw_button(draw, boxes[-1], gray, outline, f"#{i + 1}")
     return page, boxes[named - 1], instruction
 
 
