@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import resource
 import statistics
 import sys
@@ -48,6 +47,8 @@ import zlib
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+
+from child_process import receive, start
 
 from r1_gui.tiny import SIZES, ModelSize, build_config, build_processor, build_tokenizer
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
@@ -313,13 +314,10 @@ def main() -> None:
         records = max(8, args.prompts * (args.warmup + args.steps))
         generate(tmp / "raw", records=records, seed=0, width=SCREEN[0], height=SCREEN[1], progress=False)
         build([tmp / "raw" / "synthetic-l1.json"], tmp / "raw" / "images", tmp / "data", test_size=0, progress=False)
-        context = mp.get_context("spawn")
         for run_index, kind in enumerate(schedule(trainers, args.rounds)):
-            parent_end, child_end = context.Pipe()
             run_folder = str(tmp / f"run{run_index}-{kind}")
-            process = context.Process(target=run_trainer, args=(kind, args, str(tmp / "data"), run_folder, child_end))
-            process.start()
-            result = parent_end.recv()
+            process, conn = start(run_trainer, kind, args, str(tmp / "data"), run_folder)
+            result = receive(process, conn, f"run {run_index + 1} ({kind})")
             process.join()
             measured[kind] += result["steps"]
             gpu_peaks = [step["peak_gib"] for step in result["steps"] if step["peak_gib"] is not None]

@@ -29,7 +29,6 @@ import argparse
 import datetime
 import json
 import math
-import multiprocessing as mp
 import platform
 import re
 import sys
@@ -468,17 +467,14 @@ def _measure_child(run: tuple, recipe: dict, device: str, steps: int, attn: str,
 def measure(recipes: dict, device: str, steps: int, attn: str, only: list[str]) -> dict:
     """Each run in a fresh process, so one run's cached allocations do not count in the next one's peak."""
     import torch
+    from child_process import receive, start
 
-    context = mp.get_context("spawn")
     runs = {}
     for run in RUNS:
         if only and run[0] not in only:
             continue
-        parent_end, child_end = context.Pipe()
-        args = (run, recipes[run[2]], device, steps, attn, child_end)
-        process = context.Process(target=_measure_child, args=args)
-        process.start()
-        runs[run[0]] = parent_end.recv()
+        process, conn = start(_measure_child, run, recipes[run[2]], device, steps, attn)
+        runs[run[0]] = receive(process, conn, f"the {run[0]} point")
         process.join()
     return {
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",

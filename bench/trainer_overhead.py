@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import resource
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from child_process import receive, start
 
 KINDS = ("r1_gui", "trl")
 
@@ -103,24 +104,19 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         model_dir, data_dir = prepare(Path(tmp))
-        context = mp.get_context("spawn")
-        pipes, processes = {}, []
-        for kind in KINDS:
-            parent_end, child_end = context.Pipe()
-            process = context.Process(
-                target=run_trainer, args=(kind, str(model_dir), str(data_dir), f"{tmp}/{kind}", total, child_end)
-            )
-            process.start()
-            pipes[kind], processes = parent_end, [*processes, process]
+        children = {
+            kind: start(run_trainer, kind, str(model_dir), str(data_dir), f"{tmp}/{kind}", total) for kind in KINDS
+        }
         times = {kind: [] for kind in KINDS}
         for step in range(total):
             for kind in KINDS if step % 2 == 0 else KINDS[::-1]:
-                assert pipes[kind].recv() == "ready"
-                pipes[kind].send("go")
-                _, seconds = pipes[kind].recv()
+                process, conn = children[kind]
+                assert receive(process, conn, kind) == "ready"
+                conn.send("go")
+                _, seconds = receive(process, conn, kind)
                 times[kind].append(seconds)
-        rss = {kind: pipes[kind].recv()[1] for kind in KINDS}
-        for process in processes:
+        rss = {kind: receive(*children[kind], kind)[1] for kind in KINDS}
+        for process, _ in children.values():
             process.join()
 
     median = {kind: statistics.median(times[kind][args.warmup :]) for kind in KINDS}
