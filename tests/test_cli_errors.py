@@ -89,6 +89,7 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         (["--config", "local_scripts/nope.yaml"], ["--config is given 2 times", "grpo.yaml, local_scripts/nope"]),
         (["--config=local_scripts/nope.yaml"], ["--config is given 2 times"]),
         (["--config"], ["--config needs the path of a YAML recipe"]),
+        (["--average_last_steps", "9"], ["--average_last_steps 9: give 0", "from 1 to --max_steps (4)"]),
     ],
     ids=[
         "batch",
@@ -101,6 +102,7 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         "second-config",
         "second-config-equals",
         "config-without-path",
+        "average-more-steps-than-the-run",
     ],
 )
 def test_grpo_setting_errors_are_one_line(command, grpo_argv, no_model_loading, extra, fragments):

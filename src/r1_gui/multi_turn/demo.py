@@ -93,6 +93,9 @@ class MultiTurnDemoConfig:
     num_generations: int = 8
     grpo_learning_rate: float = 5e-5
     grpo_beta: float = 0.0  # --beta: the KL term's weight (to the warm start); 0 loads no reference model
+    # --average_last_steps: the GRPO model saved (and evaluated) is the mean of the weights after each of the last N
+    # steps; 0: the last step's weights
+    grpo_average_last_steps: int = 0
     temperature: float = 0.7
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
@@ -296,7 +299,7 @@ def grpo_argv(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: in
         "--per_device_train_batch_size", str(config.grpo_resets_per_step * config.num_generations),
         "--max_steps", str(config.grpo_steps), "--learning_rate", str(config.grpo_learning_rate),
         "--lr_scheduler_type", "constant", "--temperature", str(config.temperature),
-        "--beta", str(config.grpo_beta),
+        "--beta", str(config.grpo_beta), "--average_last_steps", str(config.grpo_average_last_steps),
         "--loss_type", "dapo", "--use_cpu", "true", "--bf16", "false", "--activation_checkpointing", "false",
         "--report_to", "none", "--logging_steps", "1", "--save_strategy", "no", "--seed", str(seed),
         "--system_prompt", config.system_prompt,

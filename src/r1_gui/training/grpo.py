@@ -94,8 +94,22 @@ class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPOConfig):
         },
     )
 
+    average_last_steps: int = field(
+        default=0,
+        metadata={
+            "help": "Save the mean of the trainable weights after each of the last N optimizer steps instead of the "
+            "last step's weights (a tail average: steadier than any one step of a noisy RL run); 0: the last "
+            "step's. Checkpoints keep the live weights and the running sum. Not under ZeRO-3."
+        },
+    )
+
     def __post_init__(self):
         check_generation_batch(self)
+        if self.average_last_steps < 0 or 0 < self.max_steps < self.average_last_steps:
+            raise ValueError(
+                f"--average_last_steps {self.average_last_steps}: give 0 (save the last step's weights) or a "
+                f"number of steps from 1 to --max_steps ({self.max_steps})"
+            )
         super().__post_init__()
 
 

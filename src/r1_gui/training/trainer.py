@@ -27,6 +27,7 @@ from r1_gui.training.repeated_prompts import (
     micro_batches_of_whole_groups,
     prefill_each_prompt_once,
 )
+from r1_gui.training.weight_average import TailWeightAverage
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
@@ -83,6 +84,9 @@ class GUIGRPOTrainer(GRPOTrainer):
     7. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
        progress bar instead of the parent's whole metrics dict (`r1_gui.training.progress`); the metrics themselves
        are logged as before.
+    8. Saved weights (in `__init__` and `train`): with `average_last_steps` N > 0 (GUIGRPOConfig) the model holds the
+       mean of its trainable weights after each of the last N optimizer steps when training ends, so the run saves
+       that mean (`r1_gui.training.weight_average`); `train` tells it which checkpoint a run resumes from.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -117,6 +121,21 @@ class GUIGRPOTrainer(GRPOTrainer):
             logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
             self.log_completions = False
         show_step_lines(self)
+        self.weight_average = None
+        if getattr(self.args, "average_last_steps", 0):
+            self.weight_average = TailWeightAverage(self.args.average_last_steps)
+            self.add_callback(self.weight_average)
+
+    # -- 8. saved weights -------------------------------------------------------------------------------------
+    def train(self, resume_from_checkpoint=None, *args, **kwargs):
+        if self.weight_average is not None:
+            checkpoint = resume_from_checkpoint
+            if checkpoint is True:  # the Trainer's own spelling of "the newest checkpoint in output_dir"
+                from transformers.trainer_utils import get_last_checkpoint
+
+                checkpoint = get_last_checkpoint(self.args.output_dir)
+            self.weight_average.resume_from = checkpoint or None
+        return super().train(resume_from_checkpoint, *args, **kwargs)
 
     def _use_style_stop_token(self) -> None:
         stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
