@@ -562,6 +562,7 @@ def test_the_fast_web_demo_writes_its_report(tmp_path):
     # the web demo's own model: a Qwen3-VL whose processor normalises pixels around the pages' white, kept through SFT
     assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == "qwen3_vl"
     assert saved["config"]["sight_steps"] == 2 and saved["seconds"]["sight"] > 0  # the sight stage ran
+    assert saved["config"]["grpo_average_last_steps"] == 1  # the tail average's path (of its one GRPO step)
     for folder in ("model", "sight", "sft", "grpo"):
         image = json.loads((tmp_path / folder / "preprocessor_config.json").read_text())
         assert image["image_mean"] == [0.95] * 3 and image["image_std"] == [0.05] * 3, folder
