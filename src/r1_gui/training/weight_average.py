@@ -4,9 +4,9 @@
 Why: an RL run's last weights are one draw from a noisy walk. In the web demo (docs/web_demo.md, 2026-11-26 18:55
 UTC, seed 0) single checkpoints of one GRPO run scored 80%, 56%, 76% and 72% held out after steps 60, 75, 85 and 90
 (step 75 had lost the answer's form on click-tab), while the mean of its checkpoints every 5 steps from step 60 to 90
-scored 81%, and from step 30, 81%. The saved model is the mean; checkpoints saved during the run keep the live weights (training goes on
-from those) and carry the running sum (`weight_average.pt`), so a run resumed inside the tail saves the same mean as
-one that was never stopped.
+scored 81%, and from step 30, 81%. The saved model is the mean; checkpoints saved during the run keep the live
+weights (training goes on from those) and carry the running sum (`weight_average.pt`), so a run resumed inside the
+tail saves the same mean as one that was never stopped.
 
 The sums are float32 copies of the trainable parameters on their own devices: one more copy of what trains (the
 LoRA adapter only, under --use_peft). ZeRO-3 shards the parameters, so the average is refused there.
