@@ -174,8 +174,8 @@ def test_the_token_budget_names_settings_that_fit():
 
 def _episode(*turns, success=False):
     episode = Episode(task="web_search", seed=0, history=History("x", [], [], []))
-    for text, action, expert in turns:
-        episode.turns.append(Turn(None, [], text, expert, action, None))
+    for text, action, expert, *box in turns:  # an optional 4th item: the turn's target box
+        episode.turns.append(Turn(None, [], text, expert, action, None, target_box=box[0] if box else None))
     episode.success = success
     return episode
 
@@ -202,6 +202,18 @@ REWARD_CASES = [
     ),
     # a click one sigma off in x: exp(-0.5)
     ("episode_click_gaussian", [("", Action("click", x=0.55, y=0.5), CLICK_GT)], 0.6065306597),
+    # the turn's target box sets the scale: 0.2 x 0.1 (sx 0.1, sy 0.05); 0.1 off in x is one sx: exp(-0.5)
+    ("episode_click_gaussian", [("", Action("click", x=0.6, y=0.5), CLICK_GT, (0.4, 0.45, 0.6, 0.55))], 0.6065306597),
+    # 0.05 off in y is one sy, 0.05 off in x half an sx: exp(-(0.25 + 1) / 2)
+    ("episode_click_gaussian", [("", Action("click", x=0.55, y=0.55), CLICK_GT, (0.4, 0.45, 0.6, 0.55))], 0.5352614285),
+    # a flat box (no height) falls back to sigma in y: 0.05 off in y, exp(-0.5)
+    ("episode_click_gaussian", [("", Action("click", x=0.5, y=0.55), CLICK_GT, (0.4, 0.5, 0.6, 0.5))], 0.6065306597),
+    # mean over turns: a box turn hit at the point (1.0), a turn whose answer did not parse (0.0)
+    (
+        "episode_click_gaussian",
+        [("", Action("click", x=0.5, y=0.5), CLICK_GT, (0.4, 0.45, 0.6, 0.55)), ("", None, CLICK_GT, (0, 0, 1, 1))],
+        0.5,
+    ),
     # "new york city" vs "new york" -> 0.8; only the type turn counts
     ("episode_text_f1", [("", Action("type", text="new york city"), TYPE_GT), ("", None, CLICK_GT)], 0.8),
     # no turn has a point: None

@@ -90,7 +90,9 @@ def test_bad_settings_say_which_flag_to_change(tmp_path):
     # resumed inside the tail from a checkpoint without the sums (saved without the flag)
     callback = TailWeightAverage(2)
     callback.resume_from = str(tmp_path / "checkpoint-3")
-    with pytest.raises(UserError, match=r"resumes at step 3, inside the last 2 steps .*\(from step 3\), but .* is missing"):
+    with pytest.raises(
+        UserError, match=r"resumes at step 3, inside the last 2 steps .*\(from step 3\), but .* is missing"
+    ):
         train(callback, TwoWeights(), [1.0] * 4, 4, tmp_path, start_step=3)
     # the sums of another tail (--average_last_steps changed since the checkpoint was saved)
     saver = TailWeightAverage(3)

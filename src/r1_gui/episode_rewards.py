@@ -10,7 +10,7 @@ text) against the environment's expert action *on that turn's screen*, with the 
 | `episode_format` | 1 when the turn reads "Thought: ...\\nAction: ...\\n<tool_call>{mobile_use call}</tool_call>" | |
 | `episode_action_type` | 1 when the action type is the expert's | |
 | `episode_click_distance` | `click_distance_score` (expert actions with a point) | threshold 0.04, cutoff 0.3 |
-| `episode_click_gaussian` | `click_gaussian_score` (expert actions with a point) | sigma 0.05 |
+| `episode_click_gaussian` | `click_gaussian_score` (expert actions with a point), scaled by the turn's target box | sigma 0.05 |
 | `episode_text_f1` | `text_f1_score` (expert type / open_app / answer actions) | |
 | `task_success` | 1 when the environment's final-state check passed (the whole episode) | |
 
@@ -111,13 +111,17 @@ def episode_click_gaussian_reward(
     sigma: float = 0.05,
     **kwargs,
 ):
-    """Mean of `click_gaussian_score` (no box: `sigma`) over the turns whose expert action has a point.
-    Example: one click sigma off in x -> exp(-0.5) = 0.6065."""
+    """Mean of `click_gaussian_score` over the turns whose expert action has a point: as the single-step
+    `click_gaussian` scales by the row's bbox, each turn scales by its `target_box` (the element the expert clicks,
+    `info["target_box"]`): sx, sy half its width and height; `sigma` where the turn has no box.
+    Example: no box, one click sigma off in x -> exp(-0.5) = 0.6065; box 0.2 wide, 0.1 off in x -> the same."""
     return _per_episode(
         completions,
         episode,
         lambda turn: (
-            None if turn.expert_action is None else click_gaussian_score(turn.action, turn.expert_action, None, sigma)
+            None
+            if turn.expert_action is None
+            else click_gaussian_score(turn.action, turn.expert_action, getattr(turn, "target_box", None), sigma)
         ),
     )
 
