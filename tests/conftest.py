@@ -1,6 +1,7 @@
 """Shared fixtures: offline environment, network guard, tiny models of every architecture (built once a session)."""
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -29,6 +30,12 @@ import sitecustomize  # noqa: E402,F401  (installs the guard in this process too
 from r1_gui.cli_errors import cpu_threads  # noqa: E402
 
 cpu_threads()  # the threads every command line takes (half the cores), for this process and the ones tests start
+
+# A shell without job control (a script's `cmd &`, `nohup ... &`) starts a background job with SIGINT ignored, and a
+# child keeps an ignored signal across exec: the subprocesses of the Ctrl-C tests would never see their SIGINT. A
+# handler is reset to the default in a child, so installing Python's own here gives every subprocess a live SIGINT.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _tiny_model_fixture(arch: str, what: str):
