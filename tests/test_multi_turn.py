@@ -316,6 +316,54 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
     assert metrics["episodes"] == 2 and (tmp_path / "phone" / "episodes.jsonl").is_file()
 
 
+@pytest.mark.slow
+def test_the_expert_term_trains_on_each_distinct_turn_once_and_lowers_its_loss(tiny_qwen2_vl, tmp_path, monkeypatch):
+    from r1_gui.multi_turn import expert
+
+    batches = []
+    original = expert.answer_loss
+
+    def recording(model, batch, pad_id, image_pad):
+        batches.append((list(batch), pad_id, image_pad))
+        return original(model, batch, pad_id, image_pad)
+
+    monkeypatch.setattr(expert, "answer_loss", recording)
+    # rewards weighted 0: no group has signal, so whatever moves the weights is the expert term
+    state = run_grpo(
+        tiny_qwen2_vl,
+        tmp_path,
+        *("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80"),
+        *("--per_device_train_batch_size", "4", "--num_generations", "2", "--env_tasks", "open_app"),
+        *("--reward_funcs", "task_success", "--reward_weights", "0", "--learning_rate", "5e-3"),
+        *("--expert_sft_weight", "1.0"),
+    )
+    assert state["global_step"] == 2 and len(batches) == 2
+    assert all("expert_sft_loss" in entry for entry in state["log_history"] if "loss" in entry)
+    for batch, _, _ in batches:
+        keys = [(tuple(context.context_ids), context.pixel_values.numpy().tobytes()) for context, _ in batch]
+        assert len(set(keys)) == len(keys), "a turn two episodes share is trained on once"
+        first_turns = [context for context, _ in batch if len(context.images) == 1]
+        assert len(first_turns) == 2, "one first turn per reset: a group's episodes start on the same screen"
+        for _, answer in batch:
+            assert "<tool_call>" in processor_text(tiny_qwen2_vl, answer), "the expert's answer in the mobile_use form"
+    # the trained model gives the first step's expert answers a lower loss than the model it started from
+    from transformers import AutoModelForImageTextToText
+
+    batch, pad_id, image_pad = batches[0]
+    losses = []
+    for folder in (tiny_qwen2_vl, tmp_path):
+        model = AutoModelForImageTextToText.from_pretrained(folder, dtype=torch.float32).eval()
+        with torch.no_grad():
+            losses.append(original(model, batch, pad_id, image_pad).item())
+    assert losses[1] < 0.9 * losses[0], losses
+
+
+def processor_text(model_dir, ids) -> str:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_dir).decode(ids)
+
+
 def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_vl, tmp_path):
     with (
         mock.patch("r1_gui.training.model.load_training_model") as load,
@@ -623,6 +671,15 @@ def test_grpo_beta_reaches_grpo_gui(tmp_path):
         ("tiny_cpu_phone_grpo.yaml", ["--env", "helpers.button_env:Button-v0", "--env_tasks", "left",
                                       "--env_kwargs", '{"expert": false}', "--reward_funcs", "episode_action_type"],
          "error: --reward_funcs: episode_action_type needs an environment that gives info['expert_action']"),
+        # the expert term: a negative weight, an environment without an expert, a dataset run
+        ("tiny_cpu_phone_grpo.yaml", ["--expert_sft_weight", "-1"],
+         "error: --expert_sft_weight must be 0 (off) or more, got -1.0"),
+        ("tiny_cpu_phone_grpo.yaml", ["--env", "helpers.button_env:Button-v0", "--env_tasks", "left",
+                                      "--env_kwargs", '{"expert": false}', "--reward_funcs", "task_success",
+                                      "--expert_sft_weight", "0.5"],
+         "error: --expert_sft_weight 0.5: helpers.button_env:Button-v0 has no expert"),
+        ("tiny_cpu_grpo.yaml", ["--expert_sft_weight", "0.5"],
+         "error: --expert_sft_weight 0.5 trains on an environment expert's answers: it needs --env"),
     ],
 )  # fmt: skip
 def test_a_reward_or_dataset_the_run_cannot_use_is_one_error_line(

@@ -12,7 +12,7 @@ r1_gui.multi_turn.train; `--help` lists every flag.
 import logging
 import sys
 
-from r1_gui.cli_errors import cli_main
+from r1_gui.cli_errors import UserError, cli_main
 from r1_gui.training.grpo import logger, parse_grpo_arguments
 from r1_gui.training.trainer import train_and_save
 
@@ -21,6 +21,11 @@ def main(script_args, training_args, model_args) -> None:
     """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save."""
     if script_args.env_id:
         from r1_gui.multi_turn.train import multi_turn_trainer as build_trainer
+    elif script_args.expert_sft_weight:
+        raise UserError(
+            f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "
+            "--env (a dataset run has no expert turns); drop it"
+        )
     else:
         from r1_gui.training.grpo import single_step_trainer as build_trainer
     trainer, resume = build_trainer(script_args, training_args, model_args)

@@ -117,28 +117,11 @@ class MultiTurnDemoConfig:
                    num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=2, max_turn_tokens=24)  # fmt: skip
 
 
-class ExpertPolicy:
-    """The agent loop's policy that answers every turn with the environment's expert action, in the mobile_use form
-    multi-turn GRPO writes (`build_target`), ended by <|im_end|>."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer, self.end = tokenizer, tokenizer.convert_tokens_to_ids("<|im_end|>")
-
-    def __call__(self, inputs, infos):
-        return [self.answer(info["expert_action"]) for info in infos], None
-
-    def answer(self, action) -> list[int]:
-        from r1_gui.agent.context import GRID
-        from r1_gui.prompts import build_target
-
-        text = build_target(action, None, "mobile_use", GRID)[0]["content"]
-        return self.tokenizer.encode(text, add_special_tokens=False) + [self.end]
-
-
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[tuple]:
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds."""
     from r1_gui.agent.loop import play_episodes
     from r1_gui.envs.pool import EnvPool
+    from r1_gui.multi_turn.expert import ExpertPolicy
 
     resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
@@ -156,23 +139,9 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[t
 
 def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) -> float:
     """One optimizer step on (context TurnInput, answer ids) pairs, the loss on the answer tokens only."""
-    import torch
+    from r1_gui.multi_turn.expert import answer_loss
 
-    sequences = [context.context_ids + answer for context, answer in batch]
-    width = max(len(s) for s in sequences)
-    ids = torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences])
-    labels = torch.tensor(
-        [[-100] * len(c.context_ids) + a + [-100] * (width - len(c.context_ids) - len(a)) for c, a in batch]
-    )
-    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in sequences])
-    loss = model(
-        input_ids=ids,
-        attention_mask=mask,
-        labels=labels,
-        pixel_values=torch.cat([c.pixel_values for c, _ in batch]),
-        image_grid_thw=torch.cat([c.image_grid_thw for c, _ in batch]),
-        mm_token_type_ids=(ids == image_pad).long(),
-    ).loss
+    loss = answer_loss(model, batch, pad_id, image_pad)
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
@@ -186,6 +155,7 @@ def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, c
     from r1_gui.actions import Action
     from r1_gui.agent.context import History, turn_messages
     from r1_gui.agent.loop import tokenize_turn
+    from r1_gui.multi_turn.expert import ExpertPolicy
     from r1_gui.synthetic.pages import PAGE_SIZE, sight_page
 
     answer = ExpertPolicy(processor.tokenizer).answer

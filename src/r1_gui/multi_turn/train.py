@@ -37,6 +37,8 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
             f"--dataset_name {script_args.dataset_name} and --env {script_args.env_id} both name what to train on: "
             "an --env run trains on the environment's episodes (--env_episodes resets); drop one of them"
         )
+    if script_args.expert_sft_weight < 0:
+        raise ValueError(f"--expert_sft_weight must be 0 (off) or more, got {script_args.expert_sft_weight}")
     if script_args.env_episodes < 1:
         raise ValueError(f"--env_episodes must be at least 1, got {script_args.env_episodes}")
     env_kwargs = parse_env_kwargs(script_args.env_kwargs)
@@ -84,6 +86,11 @@ def multi_turn_trainer(script_args, training_args, model_args):
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}
         names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
         check_reward_needs(names, available, f"--env {env_id}")
+        if script_args.expert_sft_weight and not described.has_expert:
+            raise ValueError(
+                f"--expert_sft_weight {script_args.expert_sft_weight}: {env_id} has no expert (info['expert_action']) "
+                "to train on; drop the flag or pick an environment with an expert"
+            )
         reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
     resets = training_resets(tasks, script_args.env_episodes, script_args.env_seed_offset)
     dataset = Dataset.from_list(
@@ -116,5 +123,6 @@ def multi_turn_trainer(script_args, training_args, model_args):
         history_images=script_args.history_images,
         max_turn_tokens=script_args.max_turn_tokens,
         system=script_args.system_prompt,
+        expert_sft_weight=script_args.expert_sft_weight,
     )
     return trainer, resume

@@ -21,7 +21,11 @@ differs from `GUIGRPOTrainer`, and nothing else:
    written back at the turn's place in the row; tool-response positions get 0 (they are masked). Which episodes a
    pass scores is kept in one object, `EpisodeBook`, whose docstring gives the order in which trl 1.16 calls the
    hooks; it raises when a call comes out of that order (a trl upgrade that changed it).
-3. Metrics (`_calculate_rewards`): the parent's, per task (`rewards/<name>/<task>`) instead of per action type,
+3. The expert term (`expert_sft_weight` > 0, `--expert_sft_weight`; `_expert_loss`): the loss of each micro-batch
+   gains that weight times the SFT loss (`r1_gui.multi_turn.expert.answer_loss`) of the environment expert's answer
+   to every distinct turn its episodes played (`Turn.expert_action`), in that turn's context; logged as
+   `expert_sft_loss`.
+4. Metrics (`_calculate_rewards`): the parent's, per task (`rewards/<name>/<task>`) instead of per action type,
    plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate` (the
    share of turns whose action parsed) and `episodes/env_failures` (episodes whose environment failed, summed over
    processes). The screenshot completions table does not apply (no image column).
@@ -151,7 +155,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     """GUIGRPOTrainer on episodes; see the module docstring.
 
     Args (besides GUIGRPOTrainer's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
-    history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt).
+    history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
+    expert_sft_weight (the expert term's weight; 0: none).
     """
 
     def __init__(
@@ -162,6 +167,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         history_images: int = DEFAULT_HISTORY_IMAGES,
         max_turn_tokens: int = 128,
         system: str | None = None,
+        expert_sft_weight: float = 0.0,
         **kwargs,
     ):
         kwargs.setdefault("prompt_style", "mobile_use")
@@ -174,6 +180,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         self.add_callback(ClosePoolAtEnd(env_pool))
         self.max_turns, self.history_images, self.max_turn_tokens = max_turns, history_images, max_turn_tokens
         self.system = system
+        self.expert_sft_weight = expert_sft_weight
         self.book = EpisodeBook()
         self._image_pad_id = self._tokenizer.convert_tokens_to_ids("<|image_pad|>")
 
@@ -239,10 +246,14 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         return output
 
     def _compute_loss(self, model, inputs):
+        played = inputs["episode_index"]  # the expert term covers every episode of the micro-batch, signal or not
         if self.skip_no_signal and self.model.training:
             inputs = drop_rows_without_signal(inputs)  # the parent drops the same rows again: a no-op
         self.book.select(inputs["episode_index"])
-        return super()._compute_loss(model, inputs)
+        loss = super()._compute_loss(model, inputs)
+        if self.expert_sft_weight and self.model.training:
+            loss = loss + self.expert_sft_weight * self._expert_loss(model, played)
+        return loss
 
     # -- 2. log-probabilities, each turn in its own context --------------------------------------------------
     def _get_per_token_logps_and_entropies(
@@ -300,7 +311,37 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
                 ]
         return row_logps, row_entropies, aux_loss
 
-    # -- 3. metrics -------------------------------------------------------------------------------------------
+    # -- 3. the expert term -----------------------------------------------------------------------------------
+    def _expert_loss(self, model, episode_index: torch.Tensor) -> torch.Tensor:
+        """The SFT loss of the expert's answers to the distinct turns the episodes at `episode_index` played: a
+        group's episodes share their first screen, so each such turn counts once."""
+        from r1_gui.multi_turn.expert import ExpertPolicy, answer_loss
+
+        answer = ExpertPolicy(self._tokenizer).answer
+        batch, seen = [], set()
+        for row in episode_index.tolist():
+            episode = self.book.episodes[row]
+            for turn in episode.turns:
+                if turn.expert_action is None:
+                    continue
+                context = turn.context
+                pixels = None if context.pixel_values is None else context.pixel_values.float().cpu().numpy()
+                key = (
+                    tuple(context.context_ids),
+                    None if pixels is None else pixels.tobytes(),
+                    repr(turn.expert_action),
+                )
+                if key not in seen:
+                    seen.add(key)
+                    batch.append((context, answer(turn.expert_action)))
+        if batch:
+            loss = answer_loss(model, batch, self._tokenizer.pad_token_id, self._image_pad_id)
+        else:  # no expert action on these screens: a zero that keeps the graph (and the processes in step)
+            loss = sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
+        self._metrics["train"]["expert_sft_loss"].append(self.accelerator.gather(loss.detach()).mean().item())
+        return loss
+
+    # -- 4. metrics -------------------------------------------------------------------------------------------
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
         mode = "train" if self.model.training else "eval"

@@ -106,6 +106,15 @@ class EnvArguments:
         default=DEFAULT_HISTORY_IMAGES,
         metadata={"help": "Screenshots each turn sees (the newest); older ones are dropped, their turns kept as text."},
     )
+    expert_sft_weight: float = field(
+        default=0.0,
+        metadata={
+            "help": "Add this weight times an SFT loss to GRPO's: the mean token loss of the environment expert's "
+            "answer to every distinct turn the step's episodes played, in that turn's context (an anchor to what "
+            "the expert does, as InstructGPT's PPO-ptx mixes its pretraining loss into PPO). Needs an environment "
+            "with an expert (info['expert_action']); 0: off."
+        },
+    )
 
 
 @dataclass
