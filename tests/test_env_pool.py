@@ -64,6 +64,33 @@ def test_at_most_max_starting_environments_start_at_once(tmp_path):
         EnvPool(BUTTON, max_starting=0)
 
 
+@pytest.mark.parametrize(
+    "last, tasks, expected",
+    [
+        ({}, ["a", "b", "a"], [0, 1, 2]),  # nothing played yet: slots in order
+        ({0: "b", 1: "a"}, ["a", "b"], [1, 0]),  # each to the slot that last played its task
+        ({0: "a", 1: "a", 2: "b"}, ["b", "a", "c"], [2, 0, 1]),  # no slot played c: the free one
+        ({0: "a", 1: "a"}, ["a", "a", "a"], [0, 1, 2]),  # more episodes of a task than slots that played it
+        ({0: None, 1: "a"}, [None, "a"], [0, 1]),  # the environment's own choice matches nothing
+        ({3: "a", 0: "b"}, ["a", "a"], [0, 1]),  # slots beyond the batch are never picked
+    ],
+)
+def test_episodes_go_to_slots_that_last_played_their_task(last, tasks, expected):
+    pool = EnvPool(BUTTON)  # no worker starts until a call
+    pool._last_task.update(last)
+    assert pool.slots_for(tasks) == expected
+    pool.close()
+
+
+def test_resets_record_each_slots_task_and_a_failed_slot_forgets_it():
+    with EnvPool(BUTTON, {"raise_on_step": 1}) as pool:
+        pool.reset([0, 1], [3, 4], ["left", "right"])
+        assert pool.slots_for(["right", "left"]) == [1, 0]
+        pool.step([0], ["mobile.back()"])  # slot 0 raises and is rebuilt: it has played nothing
+        assert pool.slots_for(["right", "left"]) == [1, 0] and pool.slots_for(["left", "left"]) == [0, 1]
+        assert pool._last_task == {1: "right"}
+
+
 def test_a_raising_environment_is_rebuilt_and_its_failure_counted():
     with EnvPool(BUTTON, {"raise_on_step": 2}) as pool:
         pool.reset([0, 1], [3, 3], ["left", "left"])

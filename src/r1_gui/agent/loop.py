@@ -107,11 +107,12 @@ def play_episodes(
     chat_template_kwargs: dict | None = None,
     slots: Sequence[int] | None = None,
 ) -> list[Episode]:
-    """Play one episode per (task, seed) reset, episode i in pool slot `slots[i]` (default i), to its end; see the
+    """Play one episode per (task, seed) reset, episode i in pool slot `slots[i]` (default: slots 0 to n - 1, each
+    episode where it can be in one that last played its task, `EnvPool.slots_for`), to its end; see the
     module docstring. Raises `r1_gui.envs.pool.EnvStartError` when an environment cannot be reset at all."""
     if history_images < 1:
         raise ValueError(f"--history_images must be at least 1 (the current screenshot), got {history_images}")
-    slots = list(range(len(resets))) if slots is None else list(slots)
+    slots = pool.slots_for([task for task, _ in resets]) if slots is None else list(slots)
     started = pool.reset(slots, [seed for _, seed in resets], [task for task, _ in resets])
     episodes, infos = [], []
     for (task, seed), outcome in zip(resets, started, strict=True):
