@@ -364,6 +364,19 @@ def processor_text(model_dir, ids) -> str:
     return AutoTokenizer.from_pretrained(model_dir).decode(ids)
 
 
+def test_a_pool_lent_for_other_settings_is_refused(tiny_qwen2_vl, tmp_path):
+    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+
+    argv = ["--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path)]
+    with EnvPool("r1_gui/Phone-v0", {"width": 320}) as pool:  # no worker starts before a call
+        with pytest.raises(ValueError, match="the pool lent to this run plays r1_gui/Phone-v0 {'width': 320}"):
+            main(*parse_grpo_arguments(argv), env_pool=pool)
+        with pytest.raises(ValueError, match="the pool lent plays r1_gui/Phone-v0 {'width': 320}, not"):
+            evaluate_episodes(tiny_qwen2_vl, tmp_path / "eval", EpisodeSettings(env_id="r1_gui/Phone-v0"), pool=pool)
+        assert not pool.pids  # refused before any environment started
+    assert not (tmp_path / "model.safetensors").exists() and not (tmp_path / "eval" / "metrics.json").exists()
+
+
 def test_an_episode_budget_that_cannot_fit_fails_before_weights_load(tiny_qwen2_vl, tmp_path):
     with (
         mock.patch("r1_gui.training.model.load_training_model") as load,
@@ -534,10 +547,19 @@ def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # --arch: the demo's model family
-def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog):
+def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monkeypatch):
     from dataclasses import replace
 
+    from r1_gui.envs import pool as pool_module
     from r1_gui.multi_turn.demo import MultiTurnDemoConfig, expert_examples, run_multi_turn_demo
+
+    pools, build = [], pool_module.EnvPool.__init__
+
+    def counting(self, *args, **kwargs):
+        pools.append(self)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.EnvPool, "__init__", counting)
 
     with warnings.catch_warnings(record=True) as caught, caplog.at_level("WARNING", logger="r1_gui.demo"):
         warnings.simplefilter("always")
@@ -545,6 +567,9 @@ def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog):
     # issue 34 item 12: no phase timings at WARNING, no trl warning that rollout_func is experimental
     assert not [r for r in caplog.records if r.getMessage().startswith(("sft:", "grpo:", "model:", "eval_"))]
     assert not [w for w in caught if "rollout_func" in str(w.message)]
+    # one pool from the expert's episodes to the last evaluation (each stage reuses the workers started before it),
+    # closed at the end
+    assert len(pools) == 1 and pools[0]._closed and pools[0].failures == 0
     assert json.loads((tmp_path / "model" / "config.json").read_text())["model_type"] == arch
     assert not (tmp_path / "sight").exists()  # sight_steps 0: the phone demo's SFT starts from the built model
     saved = json.loads((tmp_path / "report.json").read_text())

@@ -17,10 +17,17 @@ from r1_gui.training.grpo import logger, parse_grpo_arguments
 from r1_gui.training.trainer import train_and_save
 
 
-def main(script_args, training_args, model_args) -> None:
-    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save."""
+def main(script_args, training_args, model_args, env_pool=None) -> None:
+    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save. `env_pool`: an
+    `EnvPool` of the --env environment to play in, left open (the demos lend theirs); None: the run's own."""
+    if env_pool is not None and not script_args.env_id:
+        raise ValueError("an environment pool was lent to a run without --env")
     if script_args.env_id:
-        from r1_gui.multi_turn.train import multi_turn_trainer as build_trainer
+        from functools import partial
+
+        from r1_gui.multi_turn.train import multi_turn_trainer
+
+        build_trainer = partial(multi_turn_trainer, pool=env_pool)
     elif script_args.expert_sft_weight:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "

@@ -21,6 +21,7 @@ tables and PNG strips of successes and failures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
@@ -354,13 +355,15 @@ def evaluate_episodes(
     output_dir: str | Path,
     settings: EpisodeSettings | None = None,
     config: EvalConfig | None = None,
+    pool: EnvPool | None = None,
     **overrides,
 ) -> dict:
     """Play the planned episodes (resuming from OUTPUT_DIR/episodes.jsonl), write metrics.json (the protocol card
     first) and report.md, and return the metrics. ``config``: how the checkpoint is asked (``EvalConfig``; the prompt
     style is mobile_use, as multi-turn training's; min/max pixels left None: the checkpoint's saved processor's);
     ``overrides``: its fields as keywords. ``settings.repeats`` passes play the same episodes, pass r sampling with
-    seed + r."""
+    seed + r. ``pool``: an ``EnvPool`` of the settings' environment to play in, left open (its started workers are
+    reused); None: one of its own, closed at the end."""
     settings = settings or EpisodeSettings()
     config = eval_config(config, **overrides).with_settings(
         prompt_style="mobile_use", coordinates="grid999", images_per_prompt=settings.history_images
@@ -387,7 +390,12 @@ def evaluate_episodes(
             "to measure the spread of the model's sampling", settings.repeats,
         )  # fmt: skip
 
-    with EnvPool(settings.env_id, settings.env_kwargs, step_timeout=settings.env_step_timeout) as pool:
+    if pool is not None and (pool.env_id, pool.env_kwargs) != (settings.env_id, dict(settings.env_kwargs or {})):
+        raise ValueError(
+            f"the pool lent plays {pool.env_id} {pool.env_kwargs}, not {settings.env_id} {settings.env_kwargs}"
+        )
+    lent = contextlib.nullcontext(pool) if pool is not None else None
+    with lent or EnvPool(settings.env_id, settings.env_kwargs, step_timeout=settings.env_step_timeout) as pool:
         try:
             described = pool.describe(seed=settings.seed_offset)
         except ValueError as error:

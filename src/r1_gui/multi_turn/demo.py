@@ -19,6 +19,7 @@ The stages run on any environment the config names (`env_id`, `env_kwargs`): the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -106,9 +107,10 @@ class MultiTurnDemoConfig:
     # cores, 2 threads made an SFT step 10x slower (1.7 s vs 0.16 s: each op waits at OpenMP's barrier for a
     # descheduled thread), so the demo runs on 1
     torch_threads: int = 1
-    # the sight and SFT loops' threads (`cli_errors.torch_threads`, at most the cores): no browser or environment of
-    # the demo's runs beside them (SFT's expert episodes are played first), so more than 1 helps where the machine is
-    # otherwise quiet, and costs where another job runs (the web demo's figures there)
+    # the sight and SFT loops' threads (`cli_errors.torch_threads`, at most the cores): no environment of the demo
+    # plays beside them (the sight stage runs before any starts; SFT's expert episodes are played first, and the
+    # browsers then wait idle, ~2% of a core each), so more than 1 helps where the machine is otherwise quiet, and
+    # costs where another job runs (the web demo's figures there)
     sight_sft_threads: int = 1
 
     @classmethod
@@ -117,8 +119,9 @@ class MultiTurnDemoConfig:
                    num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=2, max_turn_tokens=24)  # fmt: skip
 
 
-def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[tuple]:
-    """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds."""
+def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None) -> list[tuple]:
+    """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
+    (an `EnvPool` of the config's environment, left open) or in one of its own."""
     from r1_gui.agent.loop import play_episodes
     from r1_gui.envs.pool import EnvPool
     from r1_gui.multi_turn.expert import ExpertPolicy
@@ -126,7 +129,8 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int) -> list[t
     resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
-    with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
+    lent = contextlib.nullcontext(pool) if pool is not None else None
+    with lent or EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
                 pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,
@@ -211,10 +215,10 @@ def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, se
     return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
 
 
-def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
+def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int, pool=None) -> Path:
     """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor."""
     processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
-    examples = expert_examples(config, processor, seed)
+    examples = expert_examples(config, processor, seed, pool)
     rng = random.Random(seed)
     losses = []
     with torch_threads(config.sight_sft_threads):
@@ -224,7 +228,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     return _save_stage(model, processor, output_dir / "sft", {"examples": len(examples), "losses": losses})
 
 
-def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path) -> dict:
+def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path, pool=None) -> dict:
     """eval/test_phone.py's evaluation of a stage's model on the held-out seeds (greedy)."""
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
 
@@ -236,16 +240,16 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
     return evaluate_episodes(
         model_path, output_dir, settings, min_pixels=3136, max_pixels=config.max_pixels,
         max_new_tokens=config.max_turn_tokens, batch_size=config.eval_batch_size, system_prompt=config.system_prompt,
-        dtype="float32", overwrite=True,
+        dtype="float32", overwrite=True, pool=pool,
     )  # fmt: skip
 
 
-def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int) -> Path:
+def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int, pool=None) -> Path:
     from r1_gui.grpo_gui import main
     from r1_gui.training.grpo import parse_grpo_arguments
 
     out = output_dir / "grpo"
-    main(*parse_grpo_arguments(grpo_argv(config, warm_start, out, seed)))
+    main(*parse_grpo_arguments(grpo_argv(config, warm_start, out, seed)), env_pool=pool)
     return out
 
 
@@ -313,6 +317,7 @@ def write_report(output_dir: Path, report: dict) -> None:
 def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurnDemoConfig | None = None) -> dict:
     import torch
 
+    from r1_gui.envs.pool import EnvPool
     from r1_gui.tiny import build_tiny_model
     from r1_gui.visualize import reward_curve
 
@@ -336,14 +341,17 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     if config.sight_steps:
         model_dir = run_sight(config, model_dir, output_dir, seed)
         start = lap("sight", start)
-    warm_start = run_sft(config, model_dir, output_dir, seed)
-    start = lap("sft", start)
-    warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start")
-    start = lap("eval_warm_start", start)
-    grpo_dir = run_grpo(config, warm_start, output_dir, seed)
-    start = lap("grpo", start)
-    grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo")
-    lap("eval_grpo", start)
+    # one pool of environments from the expert's episodes to the last evaluation: each stage reuses the workers the
+    # stages before it started (a browser takes ~4.5 s to start; the web demo's stages started 46 of them, now 16)
+    with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
+        warm_start = run_sft(config, model_dir, output_dir, seed, pool)
+        start = lap("sft", start)
+        warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
+        start = lap("eval_warm_start", start)
+        grpo_dir = run_grpo(config, warm_start, output_dir, seed, pool)
+        start = lap("grpo", start)
+        grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo", pool)
+        lap("eval_grpo", start)
     seconds["total"] = round(time.perf_counter() - began, 1)
     usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)

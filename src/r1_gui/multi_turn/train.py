@@ -54,8 +54,10 @@ def image_tokens(processor, width: int, height: int) -> int:
     return int(grid.prod()) // processor.image_processor.merge_size**2
 
 
-def multi_turn_trainer(script_args, training_args, model_args):
-    """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it."""
+def multi_turn_trainer(script_args, training_args, model_args, pool=None):
+    """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it.
+    `pool`: an `EnvPool` of the same environment and keywords to play in (its started workers are reused, and it
+    stays open after training: the caller closes it); None: a pool of the run's own, closed when training ends."""
     from datasets import Dataset
 
     from r1_gui.agent.context import OBSERVATION_TOKENS
@@ -80,7 +82,17 @@ def multi_turn_trainer(script_args, training_args, model_args):
         model_type = check_model(model_args.model_name_or_path)
         coordinates = resolve_coordinates(script_args, model_type)
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
-        pool = EnvPool(env_id, env_kwargs, step_timeout=script_args.env_step_timeout)
+        lent = pool is not None
+        if lent and (pool.env_id, pool.env_kwargs, pool.step_timeout) != (
+            env_id,
+            env_kwargs,
+            script_args.env_step_timeout,
+        ):
+            raise ValueError(
+                f"the pool lent to this run plays {pool.env_id} {pool.env_kwargs} (step timeout {pool.step_timeout} "
+                f"s), not --env {env_id} --env_kwargs {env_kwargs} (--env_step_timeout {script_args.env_step_timeout})"
+            )
+        pool = pool if lent else EnvPool(env_id, env_kwargs, step_timeout=script_args.env_step_timeout)
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}
@@ -124,5 +136,6 @@ def multi_turn_trainer(script_args, training_args, model_args):
         max_turn_tokens=script_args.max_turn_tokens,
         system=script_args.system_prompt,
         expert_sft_weight=script_args.expert_sft_weight,
+        close_pool=not lent,
     )
     return trainer, resume

@@ -156,7 +156,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
 
     Args (besides GUIGRPOTrainer's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
-    expert_sft_weight (the expert term's weight; 0: none).
+    expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
+    for a pool the caller goes on using).
     """
 
     def __init__(
@@ -168,6 +169,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         max_turn_tokens: int = 128,
         system: str | None = None,
         expert_sft_weight: float = 0.0,
+        close_pool: bool = True,
         **kwargs,
     ):
         kwargs.setdefault("prompt_style", "mobile_use")
@@ -177,7 +179,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         super().__init__(*args, **kwargs)
         self.env_pool = env_pool
-        self.add_callback(ClosePoolAtEnd(env_pool))
+        if close_pool:  # a pool the caller lent (close_pool False) outlives training: the caller closes it
+            self.add_callback(ClosePoolAtEnd(env_pool))
         self.max_turns, self.history_images, self.max_turn_tokens = max_turns, history_images, max_turn_tokens
         self.system = system
         self.expert_sft_weight = expert_sft_weight

@@ -66,9 +66,10 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # 4 pages x 4 episodes a step, lr 5e-5, a KL term to the warm start: from the 40-step warm starts (seeds 0, 1)
     # the same gain after 60 steps as 30 steps of 4 x 8 at lr 1e-4 (+11 and +9 against +10 and +9) in 60% of the time,
     # and 30 steps more took seed 0 to +21 (seed 1 +9); at lr 1e-4 30 steps more lost what the first 30 gained (seed
-    # 0: 60% -> 37%, click-tab's clicks all on one tab). 70 steps, not 90: with focus-text-2 a step takes ~4.9 s, and
-    # 90 took the demo to 940 s (seed 0, +26 points), past its 15 minutes
-    grpo_steps: int = 70
+    # 0: 60% -> 37%, click-tab's clicks all on one tab). 90 steps: with focus-text-2 a step took ~4.9 s and 90 took the
+    # demo to 940 s, past its 15 minutes, until the stages shared one pool of browsers (16 starts, not 46) and each
+    # episode went to a browser that has its task's page loaded (a step's resets 2.0 s -> 1.65 s)
+    grpo_steps: int = 90
     grpo_resets_per_step: int = 4
     num_generations: int = 4
     grpo_learning_rate: float = 5e-5
@@ -78,6 +79,10 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # answer form), the mean of its checkpoints every 5 steps from step 60 to 90 81%; at seeds 0, 1, 2 that mean
     # gained +13, +11, +15 over the warm starts where the last step's weights gained +4, +6, +13 (docs/web_demo.md)
     grpo_average_last_steps: int = 30
+    # sampled at 0.5, not the multi-turn demo's 0.7: from the same warm starts, 90 steps gained +18, +20, +13 at seeds
+    # 0, 1, 2 (0.7: +26, +23 at seeds 0, 1 before the pool changes, +8 at seed 2; 70 steps +18, +21, +7); seed 2's
+    # greedy click-dialog held at 88% where 0.7 moved its clicks off the close icon (84% -> 56-64%)
+    temperature: float = 0.5
     # the page's success, and the distance to the element the expert clicks: a signal in groups that all fail
     reward_funcs: tuple[str, ...] = ("task_success", "episode_click_distance")
     reward_weights: tuple[float, ...] = (1.0, 0.5)
