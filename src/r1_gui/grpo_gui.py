@@ -20,22 +20,21 @@ from r1_gui.training.trainer import train_and_save
 def main(script_args, training_args, model_args, env_pool=None) -> None:
     """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save. `env_pool`: an
     `EnvPool` of the --env environment to play in, left open (the demos lend theirs); None: the run's own."""
-    if env_pool is not None and not script_args.env_id:
-        raise ValueError("an environment pool was lent to a run without --env")
     if script_args.env_id:
-        from functools import partial
-
         from r1_gui.multi_turn.train import multi_turn_trainer
 
-        build_trainer = partial(multi_turn_trainer, pool=env_pool)
+        trainer, resume = multi_turn_trainer(script_args, training_args, model_args, pool=env_pool)
+    elif env_pool is not None:
+        raise ValueError("an environment pool was lent to a run without --env")
     elif script_args.expert_sft_weight:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "
             "--env (a dataset run has no expert turns); drop it"
         )
     else:
-        from r1_gui.training.grpo import single_step_trainer as build_trainer
-    trainer, resume = build_trainer(script_args, training_args, model_args)
+        from r1_gui.training.grpo import single_step_trainer
+
+        trainer, resume = single_step_trainer(script_args, training_args, model_args)
     train_and_save(trainer, resume, logger)
 
 

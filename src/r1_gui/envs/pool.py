@@ -23,6 +23,7 @@ PR_SET_PDEATHSIG, so they (and what they started) end when the process that buil
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import signal
@@ -304,6 +305,28 @@ class EnvPool:
 
 
 # ------------------------------------------------------------------------------------------ process trees
+
+
+def check_lent(pool: EnvPool, env_id: str, env_kwargs: dict | None, step_timeout: float) -> EnvPool:
+    """`pool`, a pool a caller lends and goes on using, once it plays `env_id` with `env_kwargs` and `step_timeout`;
+    ValueError naming both settings otherwise."""
+    asked = (env_id, dict(env_kwargs or {}), float(step_timeout))
+    if (pool.env_id, pool.env_kwargs, pool.step_timeout) != asked:
+        raise ValueError(
+            f"the pool lent plays {pool.env_id} {pool.env_kwargs} (step timeout {pool.step_timeout} s), not "
+            f"{asked[0]} {asked[1]} (step timeout {asked[2]} s)"
+        )
+    return pool
+
+
+def lent_or_own(
+    pool: EnvPool | None, env_id: str, env_kwargs: dict | None, step_timeout: float
+) -> contextlib.AbstractContextManager[EnvPool]:
+    """What to play in: `with lent_or_own(...) as pool:` gives the lent pool (`check_lent`), left open at the end,
+    or, for None, a pool of its own, closed at the end."""
+    if pool is None:
+        return EnvPool(env_id, env_kwargs, step_timeout=step_timeout)
+    return contextlib.nullcontext(check_lent(pool, env_id, env_kwargs, step_timeout))
 
 
 def descendants(pid: int) -> list[int]:

@@ -21,7 +21,6 @@ tables and PNG strips of successes and failures.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Sequence
@@ -29,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool
+from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool, lent_or_own
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
@@ -390,12 +389,7 @@ def evaluate_episodes(
             "to measure the spread of the model's sampling", settings.repeats,
         )  # fmt: skip
 
-    if pool is not None and (pool.env_id, pool.env_kwargs) != (settings.env_id, dict(settings.env_kwargs or {})):
-        raise ValueError(
-            f"the pool lent plays {pool.env_id} {pool.env_kwargs}, not {settings.env_id} {settings.env_kwargs}"
-        )
-    lent = contextlib.nullcontext(pool) if pool is not None else None
-    with lent or EnvPool(settings.env_id, settings.env_kwargs, step_timeout=settings.env_step_timeout) as pool:
+    with lent_or_own(pool, settings.env_id, settings.env_kwargs, settings.env_step_timeout) as pool:
         try:
             described = pool.describe(seed=settings.seed_offset)
         except ValueError as error:

@@ -19,7 +19,6 @@ The stages run on any environment the config names (`env_id`, `env_kwargs`): the
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -123,14 +122,13 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
     (an `EnvPool` of the config's environment, left open) or in one of its own."""
     from r1_gui.agent.loop import play_episodes
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.pool import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
     resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
-    lent = contextlib.nullcontext(pool) if pool is not None else None
-    with lent or EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
+    with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
                 pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,

@@ -63,7 +63,7 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from r1_gui.agent.context import OBSERVATION_TOKENS
     from r1_gui.cli_errors import user_errors
     from r1_gui.envs.contract import choose_tasks
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.pool import EnvPool, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume
@@ -83,16 +83,10 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         coordinates = resolve_coordinates(script_args, model_type)
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         lent = pool is not None
-        if lent and (pool.env_id, pool.env_kwargs, pool.step_timeout) != (
-            env_id,
-            env_kwargs,
-            script_args.env_step_timeout,
-        ):
-            raise ValueError(
-                f"the pool lent to this run plays {pool.env_id} {pool.env_kwargs} (step timeout {pool.step_timeout} "
-                f"s), not --env {env_id} --env_kwargs {env_kwargs} (--env_step_timeout {script_args.env_step_timeout})"
-            )
-        pool = pool if lent else EnvPool(env_id, env_kwargs, step_timeout=script_args.env_step_timeout)
+        timeout = script_args.env_step_timeout
+        pool = (
+            check_lent(pool, env_id, env_kwargs, timeout) if lent else EnvPool(env_id, env_kwargs, step_timeout=timeout)
+        )
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}
