@@ -49,17 +49,32 @@ def test_steps_of_slow_environments_run_side_by_side():
     assert elapsed < 3.0, f"4 environments sleeping 1 s each took {elapsed:.1f} s (one after another: 4 s)"
 
 
-def test_at_most_max_starting_environments_start_at_once(tmp_path):
-    """Building an environment (a browser's start) is what overloads a small machine; the rest wait their turn."""
+def test_at_most_max_starting_environments_start_at_once(tmp_path, monkeypatch):
+    """Building an environment (a browser's start) is what overloads a small machine; the rest wait their turn.
+    The pool's own count of workers starting when it starts another reaches the limit and never passes it; the
+    builds' logged spans never overlap more than that (whether two actually overlap depends on how fast each worker
+    process imports, so that is not asked of them)."""
     log = tmp_path / "starts"
+    starting_at_each_start = []
+    worker = EnvPool._worker
+
+    def counted(pool, slot):
+        new = slot not in pool._workers
+        built = worker(pool, slot)
+        if new:  # this slot's worker starts now: how many are starting, it included
+            starting_at_each_start.append(sum(not w.started for w in pool._workers.values()))
+        return built
+
+    monkeypatch.setattr(EnvPool, "_worker", counted)
     with EnvPool(BUTTON, {"start_sleep": 0.4, "start_log": str(log)}, max_starting=2) as pool:
         first = pool.reset(range(5), [0] * 5, ["left"] * 5)
         again = pool.reset(range(5), [1] * 5, ["right"] * 5)  # started environments are reused, all at once
     assert all(outcome.ok for outcome in first + again)
+    assert len(starting_at_each_start) == 5 and max(starting_at_each_start) == 2, starting_at_each_start
     spans = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
     assert len(spans) == 5, "each slot's environment is built once"
     most = max(sum(begin <= moment < end for begin, end in spans) for moment, _ in spans)
-    assert most == 2, f"{most} environments were being built at once; max_starting is 2"
+    assert most <= 2, f"{most} environments were being built at once; max_starting is 2"
     with pytest.raises(ValueError, match="max_starting must be at least 1"):
         EnvPool(BUTTON, max_starting=0)
 
