@@ -666,6 +666,35 @@ def test_sight_examples_answer_a_click_on_the_named_buttons_centre(tiny_qwen3_vl
     assert answer[-1] == processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
 
 
+def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_vl, tmp_path, monkeypatch):
+    """run_sight draws the next step's pages in a second thread: the batches, and their order, are those of drawing
+    each step's pages from the seeded generator one step after another."""
+    import random
+    from dataclasses import replace
+
+    from r1_gui.multi_turn import demo
+    from r1_gui.multi_turn.web_demo import WebDemoConfig
+
+    config = replace(WebDemoConfig(), sight_steps=4, sft_batch_size=3)
+    trained = []
+    monkeypatch.setattr(demo, "sft_step", lambda model, optimizer, batch, *ids: trained.append(batch) or 1.0)
+    out = demo.run_sight(config, tiny_qwen3_vl, tmp_path, seed=7)
+    processor = load_processor(
+        tiny_qwen3_vl, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE
+    )
+    rng = random.Random(7)
+    expected = [demo.sight_examples(config, processor, rng, 3) for _ in range(4)]
+    assert [[(c.context_ids, a) for c, a in batch] for batch in trained] == [
+        [(c.context_ids, a) for c, a in batch] for batch in expected
+    ]
+    assert all(
+        (got.pixel_values == want.pixel_values).all()
+        for batch, wanted in zip(trained, expected, strict=True)
+        for (got, _), (want, _) in zip(batch, wanted, strict=True)
+    )
+    assert json.loads((out / "sight_losses.json").read_text()) == {"losses": [1.0] * 4}
+
+
 def test_grpo_beta_reaches_grpo_gui(tmp_path):
     from dataclasses import replace
 

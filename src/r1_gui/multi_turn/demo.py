@@ -25,6 +25,7 @@ import os
 import random
 import resource
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -205,9 +206,16 @@ def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, se
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / config.sight_steps)
     rng = random.Random(seed)
     losses = []
-    with torch_threads(config.sight_sft_threads):
-        for _ in range(config.sight_steps):
-            batch = sight_examples(config, processor, rng, config.sft_batch_size)
+    # the next step's pages are drawn and processed in a second thread while this step trains (one thread draws them
+    # all, in order, so the batches are those of a plain loop): 0.289 s a step against 0.301 s (100 steps, three
+    # runs each, 2 torch threads, the 2-core machine alone); the losses were the same to the last digit
+    make_batch = lambda: sight_examples(config, processor, rng, config.sft_batch_size)  # noqa: E731
+    with torch_threads(config.sight_sft_threads), ThreadPoolExecutor(1) as drawer:
+        upcoming = drawer.submit(make_batch) if config.sight_steps else None
+        for step in range(config.sight_steps):
+            batch = upcoming.result()
+            if step + 1 < config.sight_steps:
+                upcoming = drawer.submit(make_batch)
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
             schedule.step()
     return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
