@@ -3,6 +3,7 @@ resume, wandb offline, and the configuration errors that must come before any mo
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -419,6 +420,44 @@ def test_resume_continues_at_the_saved_step(tiny_qwen2_vl, synthetic_dataset, tm
     assert steps == [1, 2, 3], "the resumed run repeated or skipped steps"
 
 
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_a_resume_loads_the_checkpoints_weights_and_runs_no_step_past_max_steps(
+    lora, tiny_qwen2_vl, synthetic_dataset, tmp_path, signal_reward
+):
+    """transformers 5.23's resume read model.safetensors without from_pretrained's name conversion: 57 of a tiny
+    Qwen2-VL's 58 tensors stayed at the base model's values, silently; and a run resumed from the checkpoint of its
+    --max_steps trained one step more. Resumed at its own step, a run now saves exactly the checkpoint's weights."""
+    from helpers.resumed import assert_resumed_without_a_step
+
+    common = ("--max_steps", "2", "--save_strategy", "steps", "--save_steps", "2", "--reward_funcs", signal_reward)
+    common += ("--use_peft", "--lora_r", "4") if lora else ()
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common)
+    run_grpo(tiny_qwen2_vl, synthetic_dataset, tmp_path, *common, "--resume_from_checkpoint", "last")
+    assert_resumed_without_a_step(tmp_path, 2, tiny_qwen2_vl)
+
+
+def test_a_checkpoint_that_does_not_fit_the_model_is_one_error_naming_its_file(
+    tiny_qwen2_vl, tiny_qwen2_5_vl, tmp_path
+):
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.checkpoints import load_weights_into
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl)
+    with pytest.raises(UserError, match=rf"^{re.escape(str(tiny_qwen2_5_vl / 'model.safetensors'))} does not hold this model's weights: "
+                       r"\d+ tensors missing .*Resume with the --model_name_or_path the checkpoint was trained from$"):  # fmt: skip
+        load_weights_into(model, tiny_qwen2_5_vl)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    for path in tiny_qwen2_vl.iterdir():
+        (cut / path.name).write_bytes(path.read_bytes()[: 4096 if path.name == "model.safetensors" else None])
+    with pytest.raises(
+        UserError,
+        match=rf"^{re.escape(str(cut / 'model.safetensors'))} cannot be read \(.*\): the checkpoint is damaged",
+    ):
+        load_weights_into(model, cut)
+
+
 def test_resume_last_takes_the_newest_complete_checkpoint(tiny_qwen2_vl, synthetic_dataset, tmp_path):
     """A kill while saving leaves checkpoint-N without trainer_state.json: `last` was that folder, and the run died
     in a FileNotFoundError traceback. It resumes from the newest complete one and says which, as the user runs it."""
@@ -499,6 +538,26 @@ def test_torchrun_two_processes_with_zero1_end_with_equal_weights(tiny_qwen2_vl,
     before = load_file(tiny_qwen2_vl / "model.safetensors")
     after = load_file(tmp_path / "model.safetensors")
     assert any(not torch.equal(before[name], after[name]) for name in before), "training changed nothing"
+
+
+def test_a_zero2_run_on_two_processes_resumes_the_checkpoints_weights(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    from helpers.resumed import assert_resumed_without_a_step
+
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port())),
+        str(REPO / "tests" / "helpers" / "grpo_rank_weights.py"),
+        *("--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl)),
+        *("--dataset_name", str(synthetic_dataset), "--output_dir", str(tmp_path)),
+        *("--max_steps", "2", "--per_device_train_batch_size", "2", "--reward_funcs", "digit_fraction", "format"),
+        *("--save_strategy", "steps", "--save_steps", "2", "--deepspeed", str(REPO / "local_scripts" / "zero2.json")),
+    ]
+    for resume in ((), ("--resume_from_checkpoint", "last")):
+        result = subprocess.run([*command, *resume], capture_output=True, text=True, timeout=900,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+        assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "checkpoint-2" / "global_step2").is_dir()  # the DeepSpeed engine's own checkpoint
+    assert_resumed_without_a_step(tmp_path, 2, tiny_qwen2_vl)
+    assert result.stderr.count("no step to run") == 1  # said once, by the first process
 
 
 def free_port() -> int:

@@ -317,6 +317,20 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
 
 
 @pytest.mark.slow
+def test_a_multi_turn_run_resumes_the_checkpoints_weights(tiny_qwen2_vl, tmp_path, monkeypatch):
+    from helpers.resumed import assert_resumed_without_a_step
+
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
+    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
+    common = ("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80", "--num_generations", "2",
+              "--per_device_train_batch_size", "4", "--reward_funcs", "turn_digits", "task_success",
+              "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "2")  # fmt: skip
+    run_grpo(tiny_qwen2_vl, tmp_path, *common)
+    run_grpo(tiny_qwen2_vl, tmp_path, *common, "--resume_from_checkpoint", "last")
+    assert_resumed_without_a_step(tmp_path, 2, tiny_qwen2_vl)
+
+
+@pytest.mark.slow
 def test_the_expert_term_trains_on_each_distinct_turn_once_and_lowers_its_loss(tiny_qwen2_vl, tmp_path, monkeypatch):
     from r1_gui.multi_turn import expert
 

@@ -33,6 +33,8 @@ METHODS = [
         "sdpa_attention_forward",
         ["module", "query", "key", "value", "attention_mask", "dropout", "scaling", "is_causal"],
     ),
+    ("transformers.Trainer", "_load_from_checkpoint", ["self", "resume_from_checkpoint", "model"]),
+    ("transformers.Trainer", "get_batch_samples", ["self", "epoch_iterator", "num_batches", "device"]),
     ("PIL.ImageDraw.ImageDraw", "_getink", ["self", "ink", "fill"]),
 ]  # fmt: skip
 

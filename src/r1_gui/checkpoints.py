@@ -107,3 +107,51 @@ def saved_image_settings(model_name_or_path: str | Path) -> dict:
         if found:
             return {**found, "file": str(path)}
     return {}
+
+
+FULL_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
+
+
+def holds_full_weights(folder: str | Path) -> bool:
+    """Whether a (checkpoint) folder holds a whole model's weights, as save_pretrained writes them."""
+    return (Path(folder) / "config.json").is_file() and any((Path(folder) / name).is_file() for name in FULL_WEIGHTS)
+
+
+def load_weights_into(model, folder: str | Path) -> None:
+    """Copy the weights saved in ``folder`` (save_pretrained's model.safetensors, or its shards) into ``model`` in
+    place, read through the same checkpoint-name conversion that ``from_pretrained`` applies.
+
+    transformers 5 saves Qwen-VL weights under their checkpoint names (`model.layers.*`, `visual.*`) while the live
+    model's are `model.language_model.*`, `model.visual.*`; a plain `load_state_dict` of the file matches only
+    `lm_head` and leaves every other tensor as it was. Here the folder is read by the model's own class, so the names
+    are converted exactly as at load time. A UserError names the file when it cannot be read (cut short) or when
+    any of the model's tensors is not in it, it holds tensors the model lacks or a shape differs (a checkpoint of
+    another model). Memory: one CPU copy of the weights while copying, as the Trainer's own resume takes."""
+    folder = Path(folder)
+    weights = next((folder / name for name in FULL_WEIGHTS if (folder / name).is_file()), folder / FULL_WEIGHTS[0])
+    dtype = next(model.parameters()).dtype
+    try:  # the live model's config: shapes come from the model, so another model's file shows as mismatches
+        saved, info = type(model).from_pretrained(
+            folder, config=model.config, dtype=dtype, ignore_mismatched_sizes=True, output_loading_info=True
+        )
+    except Exception as error:  # noqa: BLE001 (safetensors, json and torch each raise their own type on a bad file)
+        raise UserError(f"{weights} cannot be read ({one_line(error)}): the checkpoint is damaged; resume from an "
+                        "earlier checkpoint-N folder") from None  # fmt: skip
+    mismatched = sorted(info.get("mismatched_keys") or ())  # (name, shape in the file, shape in the model)
+    problems = [
+        f"{len(info[key])} {what} (e.g. {sorted(info[key])[0]})"
+        for key, what in (("missing_keys", "tensors missing"), ("unexpected_keys", "tensors this model lacks"))
+        if info.get(key)
+    ] + [
+        f"{len(mismatched)} tensors of another shape (e.g. {name}: {list(found)} in the file, {list(expected)} in "
+        "the model)"
+        for name, found, expected in mismatched[:1]
+    ]
+    if problems:
+        raise UserError(
+            f"{weights} does not hold this model's weights: {'; '.join(problems)}. Resume with the "
+            "--model_name_or_path the checkpoint was trained from"
+        )
+    incompatible = model.load_state_dict(saved.state_dict(), strict=False)
+    if incompatible.missing_keys or incompatible.unexpected_keys:  # the same class reads it, so only a bug gets here
+        raise RuntimeError(f"loading {weights}: {incompatible}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from trl import ModelConfig, SFTConfig
+from trl import ModelConfig, SFTConfig, SFTTrainer
 
 from r1_gui.cli_errors import cli_main, user_errors
 from r1_gui.training.args import (
@@ -32,11 +32,16 @@ from r1_gui.training.args import (
 )
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
+from r1_gui.training.resume import ResumesCheckpoints
 from r1_gui.training.trainer import train_and_save
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
 
 SFT_COLUMNS = ("image", "problem", "solution")
+
+
+class GUISFTTrainer(ResumesCheckpoints, SFTTrainer):
+    """`trl.SFTTrainer`, resuming as `r1_gui.training.resume.ResumesCheckpoints` says; nothing else differs."""
 
 
 @dataclass
@@ -81,7 +86,6 @@ def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt:
 
 def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
     import datasets
-    from trl import SFTTrainer
 
     from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.training.data import add_model_columns
@@ -110,7 +114,7 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
 
     # 4. Train and save.
     model = load_training_model("SFT", model_args, script_args, model_type, coordinates, trains_on, logger)
-    trainer = SFTTrainer(**trainer_inputs(model, training_args, dataset, processor, model_args))
+    trainer = GUISFTTrainer(**trainer_inputs(model, training_args, dataset, processor, model_args))
     show_step_lines(trainer)  # one short line per logged step instead of the metrics dict
     train_and_save(trainer, resume, logger)
 

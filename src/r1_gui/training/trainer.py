@@ -27,13 +27,14 @@ from r1_gui.training.repeated_prompts import (
     micro_batches_of_whole_groups,
     prefill_each_prompt_once,
 )
+from r1_gui.training.resume import ResumesCheckpoints, checkpoint_step, resolve_checkpoint
 from r1_gui.training.weight_average import TailWeightAverage
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
 
 
-class GUIGRPOTrainer(GRPOTrainer):
+class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
     """`trl.GRPOTrainer` for GUI agents. What differs from the parent, and nothing else:
 
     1. Stopping (in `__init__`): the completion ends at the prompt style's stop token. For the aguvis style that is
@@ -87,6 +88,8 @@ class GUIGRPOTrainer(GRPOTrainer):
     8. Saved weights (in `__init__` and `train`): with `average_last_steps` N > 0 (GUIGRPOConfig) the model holds the
        mean of its trainable weights after each of the last N optimizer steps when training ends, so the run saves
        that mean (`r1_gui.training.weight_average`); `train` tells it which checkpoint a run resumes from.
+    9. Resuming (`r1_gui.training.resume.ResumesCheckpoints`, shared with SFT): a checkpoint's weights are read as
+       `from_pretrained` reads them, and a run resumed at `max_steps` runs no further step.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -129,12 +132,7 @@ class GUIGRPOTrainer(GRPOTrainer):
     # -- 8. saved weights -------------------------------------------------------------------------------------
     def train(self, resume_from_checkpoint=None, *args, **kwargs):
         if self.weight_average is not None:
-            checkpoint = resume_from_checkpoint
-            if checkpoint is True:  # the Trainer's own spelling of "the newest checkpoint in output_dir"
-                from transformers.trainer_utils import get_last_checkpoint
-
-                checkpoint = get_last_checkpoint(self.args.output_dir)
-            self.weight_average.resume_from = checkpoint or None
+            self.weight_average.resume_from = resolve_checkpoint(resume_from_checkpoint, self.args.output_dir)
         return super().train(resume_from_checkpoint, *args, **kwargs)
 
     def _use_style_stop_token(self) -> None:
@@ -334,7 +332,7 @@ def drop_rows_without_signal(inputs: dict) -> dict:
 def start_completions_table(output_dir: str, resume_from_checkpoint: str | None) -> None:
     """Before a run: the completions table of output_dir keeps only the rows before the step the run starts at
     (none for a run from step 0). A run from step 0 into a folder that holds a previous run warns."""
-    start = 0 if not resume_from_checkpoint else _checkpoint_step(resume_from_checkpoint)
+    start = 0 if not resume_from_checkpoint else checkpoint_step(resume_from_checkpoint)
     if start == 0 and _holds_a_run(Path(output_dir)):
         logger.warning(
             "%s holds a previous run; this one starts at step 0, replaces its completions table now and its model "
@@ -361,10 +359,6 @@ def _table_row_step(line: str) -> float:
         return json.loads(line)["step"]
     except (ValueError, KeyError, TypeError):
         return math.inf
-
-
-def _checkpoint_step(resume_from_checkpoint: str) -> int:
-    return json.loads((Path(resume_from_checkpoint) / "trainer_state.json").read_text())["global_step"]
 
 
 def _holds_a_run(folder: Path) -> bool:
