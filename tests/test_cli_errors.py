@@ -299,8 +299,8 @@ def option_help(text: str, name: str) -> str:
     return " ".join(" ".join(lines[start + 1 : end]).split())
 
 
-def test_grpo_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["grpo_gui.py", "--help"])
+def test_grpo_full_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["grpo_gui.py", "--help_trl"])
     with pytest.raises(SystemExit) as exit_info:
         runpy.run_path(str(REPO / "src/r1_gui/grpo_gui.py"), run_name="__main__")
     assert exit_info.value.code == 0
@@ -315,6 +315,63 @@ def test_grpo_help_puts_r1_gui_first_with_the_reward_names_and_last(monkeypatch,
     assert all(name in reward_help for name in rewards.REWARD_FUNCS), reward_help
     assert "`last`" in option_help(text, "resume_from_checkpoint")
     assert text.index(headings[1]) < 40 * 80, "the usage line lists every option again before the groups"
+
+
+@pytest.mark.parametrize("script", ["src/r1_gui/grpo_gui.py", "src/r1_gui/sft.py"])
+def test_short_help_lists_r1_guis_own_flags_and_says_where_the_rest_are(script):
+    done = subprocess.run([sys.executable, script, "--help"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) < 300 and "--help_trl" in lines[2] + lines[3]
+    for flag in ("--dataset_name", "--prompt_style", "--model_name_or_path", "--output_dir", "--learning_rate"):
+        assert f"  {flag}" in done.stdout, flag
+    assert ("--reward_funcs" in done.stdout) == ("grpo" in script) and "--adam_beta1" not in done.stdout
+
+
+def test_the_flag_table_is_the_parsers():
+    """command_lines.json (what the command lines check before importing trl) is what the real parsers take."""
+    from r1_gui.training.precheck import TABLE, build_table
+
+    assert json.loads(TABLE.read_text()) == build_table(), (
+        "src/r1_gui/training/command_lines.json is out of date: run python -m r1_gui.training.precheck --write"
+    )
+
+
+# The mistakes a user makes most, reported before torch or trl is imported (issue 54, items 3 and 5): each took
+# 10-46 s (imports, then the Hub client's retries for data/nope) and the no-argument one was trl's bf16 error.
+FAST = "import runpy, sys\nsys.argv = sys.argv[1:]\ntry:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nfinally:\n    print('imported:', sorted(set(sys.modules) & {'torch', 'trl', 'transformers', 'datasets'}), file=sys.stderr)"
+
+
+@pytest.mark.parametrize(
+    "argv, first_line",
+    [
+        ([], "--model_name_or_path is missing: give a model folder"),
+        (["--bogus", "1"], "unknown flag --bogus; run with --help"),
+        (["--config", GRPO_RECIPE, "--learnin_rate", "1"], "unknown flag --learnin_rate (did you mean --learning_rate"),
+        (["--model_name_or_path", "@MODEL"], "nothing to train on: give a dataset (--dataset_name DATA_FOLDER) or an"),
+        (["--model_name_or_path", "@MODEL", "--dataset_name", "data/nope"], "--dataset_name data/nope: no such local folder"),
+        (["--model_name_or_path", "models/nope", "--dataset_name", "@DATA"], "--model_name_or_path models/nope: no such local folder"),
+        (["--config", "@RECIPE_TYPO"], "--config @RECIPE_TYPO: unknown key 'learnin_rate' (did you mean learning_rate?)"),
+        (["--config", "@RECIPE_ENV"], "--config @RECIPE_ENV: `env: r1_gui/Phone-v0` is trl's entry for environment variables"),
+    ],
+    ids=["nothing", "unknown-flag", "close-flag", "no-data", "dataset-folder", "model-folder", "recipe-key", "recipe-env"],
+)  # fmt: skip
+def test_grpo_command_line_mistakes_fail_before_torch_is_imported(argv, first_line, tiny_qwen2_vl, synthetic_dataset,
+                                                                  tmp_path):  # fmt: skip
+    """As a user types them in a fresh clone (no data/ or models/ folder, HF_HUB_OFFLINE not set, the Hub out of
+    reach): one error line, and neither torch nor trl imported."""
+    typo, env_key = tmp_path / "typo.yaml", tmp_path / "env.yaml"
+    typo.write_text(GRPO_RECIPE.read_text() + "learnin_rate: 1.0e-4\n")
+    env_key.write_text(GRPO_RECIPE.read_text() + "env: r1_gui/Phone-v0\n")
+    names = {"@MODEL": tiny_qwen2_vl, "@DATA": synthetic_dataset, "@RECIPE_TYPO": typo, "@RECIPE_ENV": env_key}
+    argv = [str(names.get(arg, arg)) for arg in argv]
+    first_line = next((first_line.replace(k, str(v)) for k, v in names.items() if k in first_line), first_line)
+    offline = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "R1_GUI_TRACEBACK")
+    env = {key: value for key, value in os.environ.items() if key not in offline}
+    done = subprocess.run([sys.executable, "-c", FAST, str(REPO / "src/r1_gui/grpo_gui.py"), *argv], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert_first_error(done.returncode, done.stderr, first_line)
+    assert "imported: []" in done.stderr
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -6,20 +6,23 @@ python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml   
 python -m r1_gui.grpo_gui --config local_scripts/tiny_cpu_grpo.yaml
 
 The arguments and the single-step trainer live in r1_gui.training.grpo, the multi-turn trainer in
-r1_gui.multi_turn.train; `--help` lists every flag.
+r1_gui.multi_turn.train; `--help` lists r1_gui's flags and the most used of trl's, `--help_trl` every flag. The
+command line is checked (r1_gui.training.precheck) before torch and trl are imported, so a mistake fails at once.
 """
 
 import logging
 import sys
 
 from r1_gui.cli_errors import UserError, cli_main
-from r1_gui.training.grpo import logger, parse_grpo_arguments
-from r1_gui.training.trainer import train_and_save
+from r1_gui.training.precheck import precheck
 
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
     """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save. `env_pool`: an
     `EnvPool` of the --env environment to play in, left open (the demos lend theirs); None: the run's own."""
+    from r1_gui.training.grpo import logger
+    from r1_gui.training.trainer import train_and_save
+
     if script_args.env_id:
         from r1_gui.multi_turn.train import multi_turn_trainer
 
@@ -38,9 +41,18 @@ def main(script_args, training_args, model_args, env_pool=None) -> None:
     train_and_save(trainer, resume, logger)
 
 
+def parse_grpo_arguments(argv: list[str] | None = None):
+    """r1_gui.training.grpo.parse_grpo_arguments (imported when called: it imports trl)."""
+    from r1_gui.training.grpo import parse_grpo_arguments as parse
+
+    return parse(argv)
+
+
 @cli_main
 def cli(argv: list[str] | None = None) -> None:
     """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
+    precheck("grpo", argv)
     main(*parse_grpo_arguments(argv))
 
 

@@ -6,8 +6,9 @@
 
 A name is meant as a local path when it starts with "/", "./", "../" or "~", holds more than one "/" (a Hub id is
 "name" or "owner/name"), ends in "/", or its first part is a folder here ("data/nope" when data/ exists). Such a name
-that does not exist is an error. Any other name is a Hub id; offline (HF_HUB_OFFLINE set) one that is not in the
-local cache is an error too, since it cannot be fetched.
+that does not exist is an error. Any other name is a Hub id; offline (HF_HUB_OFFLINE set, or the Hub cannot be
+reached) one that is not in the local cache is an error too, since it cannot be fetched: "data/nope" in a fresh clone
+(no data/ folder) fails at once instead of after the Hub client's retries.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ def _in_hub_cache(name: str, repo_type: str) -> bool:
     except Exception:  # not cached, or not a valid repo id
         pass
     if repo_type == "dataset":  # datasets keeps prepared Hub datasets in a cache of its own
-        import datasets
+        from huggingface_hub import constants
 
-        return (Path(datasets.config.HF_DATASETS_CACHE) / name.replace("/", "___")).is_dir()
+        cache = os.environ.get("HF_DATASETS_CACHE") or os.path.join(constants.HF_HOME, "datasets")  # as datasets'
+        return (Path(cache).expanduser() / name.replace("/", "___")).is_dir()
     return False
 
 
@@ -65,12 +67,11 @@ def check_local_or_hub(name: str | Path | None, flag: str, repo_type: str = "mod
         reason = offline_reason()
         hub = f"; offline ({reason}), a Hub id cannot be fetched either" if reason else ""
         raise UserError(f"{flag} {name}: no such local folder ({Path(name).expanduser().absolute()}){hub}")
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE and not _in_hub_cache(str(name), repo_type):
+    reason = offline_reason()
+    if reason and not _in_hub_cache(str(name), repo_type):
         raise UserError(
-            f"{flag} {name}: no such local folder, and offline (HF_HUB_OFFLINE is set) the Hub {repo_type} "
-            f"{name} cannot be fetched (it is not in the local cache); give an existing folder, e.g. ./{name}"
+            f"{flag} {name}: no such local folder ({Path(name).absolute()}), and the Hub {repo_type} {name} cannot be "
+            f"fetched ({reason}; it is not in the local cache); give an existing folder"
         )
 
 

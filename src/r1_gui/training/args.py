@@ -11,11 +11,10 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-import yaml
 from trl import ModelConfig, TrlParser
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
+from r1_gui.cli_errors import UserError, on_interrupt, rerun_command, user_errors
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
@@ -165,22 +164,18 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     """TrlParser over `dataclass_types` (YAML via --config, the command line overriding it); an unknown argument
     fails with the closest valid names. Errors of the settings' own checks (a missing recipe, a batch size) are the
     user's (r1_gui.cli_errors). --help lists each dataclass under its own heading, in the order given."""
-    headings = ", then ".join(
-        getattr(cls, "_argument_group_name", cls.__name__).split(":")[0] for cls in dataclass_types
-    )
-    parser = TrlParser(
-        dataclass_types,
-        allow_abbrev=False,  # "--num_gen 4" must not pass for --num_generations
-        usage="%(prog)s [--config RECIPE.yaml] [--option value ...]",
-        description=f"Options: {headings}. A YAML recipe (--config) sets defaults; the command line overrides it.",
-    )
+    from r1_gui.training.precheck import FULL_HELP, config_flag_checked, recipe_values
+
+    parser = command_parser_for(dataclass_types)
     argv = config_flag_checked(sys.argv[1:] if argv is None else argv)
+    if "--config" in argv:  # its unknown keys named here, not by trl's "set fail_with_unknown_args=False"
+        recipe_values(
+            argv[argv.index("--config") + 1], sorted({f.name for cls in dataclass_types for f in fields(cls)})
+        )
+    argv = ["--help" if arg == FULL_HELP else arg for arg in argv]  # the short --help is precheck's
     try:
         with user_errors():
             parsed = parser.parse_args_and_config(args=argv)
-    except yaml.YAMLError as error:
-        recipe = argv[argv.index("--config") + 1]
-        raise UserError(f"--config {recipe} is not valid YAML: {one_line(error)}") from None
     except ValueError as error:
         message = str(error)
         if "not used by the HfArgumentParser" not in message and "Unknown arguments" not in message:
@@ -198,23 +193,17 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     return parsed
 
 
-def config_flag_checked(argv) -> list[str]:
-    """``argv`` with ``--config=RECIPE`` written as ``--config RECIPE`` (trl's parser reads only that form); a second
-    --config, or one without a path, is a UserError (trl would read the first and call the second an unknown flag)."""
-    argv = [str(arg) for arg in argv]
-    spelled = []
-    for arg in argv:
-        spelled.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
-    places = [index for index, arg in enumerate(spelled) if arg == "--config"]
-    if any(index + 1 >= len(spelled) or spelled[index + 1].startswith("--") for index in places):
-        raise UserError("--config needs the path of a YAML recipe, e.g. --config local_scripts/tiny_cpu_grpo.yaml")
-    if len(places) > 1:
-        recipes = ", ".join(spelled[index + 1] for index in places)
-        raise UserError(
-            f"--config is given {len(places)} times ({recipes}): one recipe is read; set its other values with "
-            "flags, which override the recipe"
-        )
-    return spelled
+def command_parser_for(dataclass_types: tuple) -> TrlParser:
+    """The TrlParser of a training command over ``dataclass_types``; --help lists each under its own heading."""
+    headings = ", then ".join(
+        getattr(cls, "_argument_group_name", cls.__name__).split(":")[0] for cls in dataclass_types
+    )
+    return TrlParser(
+        dataclass_types,
+        allow_abbrev=False,  # "--num_gen 4" must not pass for --num_generations
+        usage="%(prog)s [--config RECIPE.yaml] [--option value ...]",
+        description=f"Options: {headings}. A YAML recipe (--config) sets defaults; the command line overrides it.",
+    )
 
 
 def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:

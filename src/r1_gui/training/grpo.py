@@ -135,9 +135,12 @@ def check_generation_batch(args: GRPOConfig) -> None:
     )
 
 
+GRPO_ARGUMENTS = (GUIGRPOScriptArguments, GUIGRPOConfig, GUIModelConfig)
+
+
 def parse_grpo_arguments(argv: list[str] | None = None):
     """(script arguments, GRPO config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIGRPOScriptArguments, GUIGRPOConfig, GUIModelConfig), argv)
+    return parse_arguments(GRPO_ARGUMENTS, argv)
 
 
 def parse_reward_kwargs(text: str | None) -> dict | None:

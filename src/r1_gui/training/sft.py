@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from trl import ModelConfig, SFTConfig, SFTTrainer
 
-from r1_gui.cli_errors import cli_main, user_errors
+from r1_gui.cli_errors import user_errors
 from r1_gui.training.args import (
     CheckpointingUnderItsNewName,
     GUIDataArguments,
@@ -51,9 +51,12 @@ class GUISFTConfig(CheckpointingUnderItsNewName, SFTConfig):
     _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
 
 
+SFT_ARGUMENTS = (GUIDataArguments, GUISFTConfig, GUIModelConfig)
+
+
 def parse_sft_arguments(argv: list[str] | None = None):
     """(data arguments, SFT config, model config) from a YAML recipe and the command line."""
-    return parse_arguments((GUIDataArguments, GUISFTConfig, GUIModelConfig), argv)
+    return parse_arguments(SFT_ARGUMENTS, argv)
 
 
 def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt: str | None = None):
@@ -117,9 +120,3 @@ def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: Mo
     trainer = GUISFTTrainer(**trainer_inputs(model, training_args, dataset, processor, model_args))
     show_step_lines(trainer)  # one short line per logged step instead of the metrics dict
     train_and_save(trainer, resume, logger)
-
-
-@cli_main
-def cli(argv: list[str] | None = None) -> None:
-    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
-    main(*parse_sft_arguments(argv))

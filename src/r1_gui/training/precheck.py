@@ -1,0 +1,195 @@
+"""What a training command line checks before it imports torch and trl (those imports alone take 5-20 s): an unknown
+flag or recipe key, nothing to train on, a model or dataset folder that does not exist, and `--help`.
+
+    precheck("grpo", argv)     # in grpo_gui.py's command line, before anything heavy is imported
+
+It reads the commands' flags from `command_lines.json`, which `python -m r1_gui.training.precheck --write` writes
+from the real parsers (tests/test_cli_errors.py fails when it is out of date and says to run that). The full parser
+still checks everything again after the imports; this only makes the common mistakes fast.
+`--help` prints r1_gui's own flags and the most used trl ones; `--help_trl` prints the full parser's help.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from r1_gui.cli_errors import UserError, one_line
+from r1_gui.paths import check_local_or_hub
+
+TABLE = Path(__file__).with_name("command_lines.json")
+FULL_HELP = "--help_trl"
+
+# trl's and transformers' flags that `--help` shows beside r1_gui's own (the rest: --help_trl).
+COMMON_TRL_FLAGS = (
+    "model_name_or_path", "output_dir", "max_steps", "num_train_epochs", "learning_rate", "lr_scheduler_type",
+    "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "max_completion_length",
+    "temperature", "beta", "loss_type", "scale_rewards", "reward_weights", "use_vllm", "save_strategy",
+    "save_steps", "logging_steps", "report_to", "seed", "bf16", "dtype", "attn_implementation", "use_peft",
+    "lora_r", "lora_alpha", "deepspeed", "use_cpu", "max_length",
+)  # fmt: skip
+
+# What each command needs to have something to train on: (what it says, the flags any one of which is enough).
+NEEDS = {
+    "grpo": ("a dataset (--dataset_name DATA_FOLDER) or an environment (--env ENV_ID)", ("dataset_name", "env_id")),
+    "sft": ("a dataset (--dataset_name DATA_FOLDER)", ("dataset_name",)),
+}
+SCRIPTS = {"grpo": "src/r1_gui/grpo_gui.py", "sft": "src/r1_gui/sft.py"}
+RECIPES = {"grpo": "local_scripts/tiny_cpu_grpo.yaml", "sft": "local_scripts/tiny_cpu_sft.yaml"}
+
+
+def precheck(command: str, argv: list[str]) -> None:
+    """Print the short help and exit on -h/--help; raise UserError on an unknown flag or recipe key, a missing model
+    or dataset, or a local model or dataset folder that does not exist. Returns when the full parser should run."""
+    argv = config_flag_checked(argv)
+    table = json.loads(TABLE.read_text())[command]
+    options = table["options"]  # option string -> field name
+    if FULL_HELP in argv:
+        return  # the full parser prints its help
+    if "-h" in argv or "--help" in argv:
+        print(table["short_help"])
+        raise SystemExit(0)
+    given, recipe = {}, None
+    for index, arg in enumerate(argv):
+        if not arg.startswith("--") or arg == "--":
+            continue
+        flag, _, inline = arg.partition("=")
+        if flag == "--config":
+            recipe = argv[index + 1]  # config_flag_checked: --config is followed by its path
+            continue
+        if flag not in options:
+            raise UserError(f"unknown flag {flag}{_closest(flag.lstrip('-'), table['fields'], '--')}; run with --help")
+        if flag in options:
+            value = inline or (
+                argv[index + 1] if index + 1 < len(argv) and not argv[index + 1].startswith("--") else ""
+            )
+            given[options[flag]] = value
+    settings = {**recipe_values(recipe, table["fields"]), **given}
+    if not settings.get("model_name_or_path"):
+        raise UserError(
+            "--model_name_or_path is missing: give a model folder (`python -m r1_gui.tiny --out models/tiny` builds "
+            f"a tiny one) or a Hub id, or a recipe: python {SCRIPTS[command]} --config {RECIPES[command]}"
+        )
+    what, enough = NEEDS[command]
+    if not any(settings.get(name) for name in enough):
+        raise UserError(f"nothing to train on: give {what}, e.g. python {SCRIPTS[command]} --config {RECIPES[command]}")
+    check_local_or_hub(settings["model_name_or_path"], "--model_name_or_path")
+    if settings.get("dataset_name") and not settings.get("env_id"):
+        check_local_or_hub(settings["dataset_name"], "--dataset_name", repo_type="dataset")
+
+
+def config_flag_checked(argv) -> list[str]:
+    """``argv`` with ``--config=RECIPE`` written as ``--config RECIPE`` (trl's parser reads only that form); a second
+    --config, or one without a path, is a UserError (trl would read the first and call the second an unknown flag)."""
+    argv = [str(arg) for arg in argv]
+    spelled = []
+    for arg in argv:
+        spelled.extend(["--config", arg.split("=", 1)[1]] if arg.startswith("--config=") else [arg])
+    places = [index for index, arg in enumerate(spelled) if arg == "--config"]
+    if any(index + 1 >= len(spelled) or spelled[index + 1].startswith("--") for index in places):
+        raise UserError("--config needs the path of a YAML recipe, e.g. --config local_scripts/tiny_cpu_grpo.yaml")
+    if len(places) > 1:
+        recipes = ", ".join(spelled[index + 1] for index in places)
+        raise UserError(
+            f"--config is given {len(places)} times ({recipes}): one recipe is read; set its other values with "
+            "flags, which override the recipe"
+        )
+    return spelled
+
+
+def recipe_values(path: str | None, fields: list[str]) -> dict:
+    """The keys of a --config recipe that name a field (the rest fails here, with the closest names)."""
+    if path is None:
+        return {}
+    import yaml
+
+    recipe = Path(path)
+    if not recipe.is_file():
+        raise UserError(f"--config {path}: no such file; give a YAML recipe, e.g. local_scripts/tiny_cpu_grpo.yaml")
+    try:
+        with recipe.open() as stream:  # read from the file, YAML's error marks name it
+            values = yaml.safe_load(stream) or {}
+    except yaml.YAMLError as error:
+        raise UserError(f"--config {path} is not valid YAML: {one_line(error)}") from None
+    if not isinstance(values, dict):
+        raise UserError(
+            f"--config {path} must hold `name: value` lines (a YAML mapping), not a {type(values).__name__}"
+        )
+    if "env" in values and not isinstance(values["env"], dict):  # trl reads `env:` as environment variables
+        raise UserError(
+            f"--config {path}: `env: {values['env']}` is trl's entry for environment variables (a mapping); write "
+            f"the environment id as `env_id: {values['env']}`"
+        )
+    for key in values:
+        if key not in fields and key != "env":
+            raise UserError(f"--config {path}: unknown key {key!r}{_closest(str(key), fields, '')}; run with --help")
+    return {key: value for key, value in values.items() if key in fields}
+
+
+def _closest(name: str, fields: list[str], prefix: str) -> str:
+    matches = difflib.get_close_matches(name, fields, n=3)
+    return f" (did you mean {', '.join(prefix + match for match in matches)}?)" if matches else ""
+
+
+# -- writing the table ------------------------------------------------------------------------------------------
+
+
+def build_table() -> dict:
+    """{command: {"options", "fields", "short_help"}} from the real parsers (imports trl: run on --write only)."""
+    from r1_gui.training.args import command_parser_for
+    from r1_gui.training.grpo import GRPO_ARGUMENTS
+    from r1_gui.training.sft import SFT_ARGUMENTS
+
+    table = {}
+    for command, dataclass_types in (("grpo", GRPO_ARGUMENTS), ("sft", SFT_ARGUMENTS)):
+        parser = command_parser_for(dataclass_types)
+        actions = [action for action in parser._actions if action.dest != "help"]
+        own = [action for action in actions if _is_own(action.dest, dataclass_types)]
+        common = [action for action in actions if action.dest in COMMON_TRL_FLAGS and action not in own]
+        table[command] = {
+            "options": {option: action.dest for action in actions for option in action.option_strings},
+            "fields": sorted({action.dest for action in actions}),
+            "short_help": _short_help(command, own, common, len(actions)),
+        }
+    return table
+
+
+def _is_own(name: str, dataclass_types) -> bool:
+    """Whether r1_gui defines the field (in its own dataclasses, not in a trl or transformers parent)."""
+    for cls in dataclass_types:
+        for owner in cls.__mro__:
+            if name in owner.__dict__.get("__annotations__", {}):
+                return owner.__module__.startswith("r1_gui")
+    return False
+
+
+def _short_help(command: str, own, common, total: int) -> str:
+    lines = [
+        f"usage: python {SCRIPTS[command]} [--config RECIPE.yaml] [--option value ...]",
+        "",
+        "A YAML recipe (--config) sets defaults; the command line overrides it. r1_gui's own flags, then the most",
+        f"used of trl's and transformers'; all {total}: {FULL_HELP}.",
+    ]
+    for heading, actions in (("r1_gui", own), ("trl and transformers (most used)", common)):
+        lines += ["", f"{heading}:"]
+        negations = {action.dest for action in actions if action.option_strings[0].startswith("--no_")}
+        for action in sorted(actions, key=lambda a: a.dest):
+            if action.option_strings[0].startswith("--no_"):
+                continue  # said on the flag it negates
+            default = "" if action.default in (None, "==SUPPRESS==") else f" (default: {action.default})"
+            names = ", ".join(option for option in action.option_strings if "-" not in option[2:])
+            text = " ".join((action.help or "").split()).replace("%%", "%") + default
+            text += f"; --no_{action.dest} turns it off." if action.dest in negations else ""
+            lines.append(f"  {names}")
+            lines += textwrap.wrap(text, width=118, initial_indent="      ", subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        raise SystemExit("usage: python -m r1_gui.training.precheck --write   (rewrites command_lines.json)")
+    TABLE.write_text(json.dumps(build_table(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {TABLE}")
