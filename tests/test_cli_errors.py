@@ -330,10 +330,11 @@ def test_short_help_lists_r1_guis_own_flags_and_says_where_the_rest_are(script):
 
 def test_the_flag_table_is_the_parsers():
     """command_lines.json (what the command lines check before importing trl) is what the real parsers take."""
-    from r1_gui.training.precheck import TABLE, build_table
+    from r1_gui.training.command_lines import build_table
+    from r1_gui.training.precheck import TABLE
 
     assert json.loads(TABLE.read_text()) == build_table(), (
-        "src/r1_gui/training/command_lines.json is out of date: run python -m r1_gui.training.precheck --write"
+        "src/r1_gui/training/command_lines.json is out of date: run python -m r1_gui.training.command_lines"
     )
 
 
@@ -490,11 +491,79 @@ def test_a_read_only_output_dir_is_one_line_before_any_work(read_only, tiny_qwen
         ("r1_gui.tiny", ["--out", folder / "tiny"], f"--out {folder / 'tiny'}: cannot write there"),
         ("r1_gui.merge_lora", ["--adapter", lora_adapter, "--output_dir", folder / "merged"],
          f"--output_dir {folder / 'merged'}: cannot write there"),
+        ("eval/test_phone.py", ["--model_name_or_path", tiny_qwen2_vl, "--episodes", "1", "--output_dir", folder],
+         f"--output_dir {folder}: cannot write"),
     ]  # fmt: skip
     for target, argv, start in cases:
         code, stderr = run_command(target, *argv, cwd=lora_adapter.parents[1], prefix=prefix)
         assert_first_error(code, stderr, start)
         assert "Read-only file system" in stderr or "Permission denied" in stderr
+
+
+# Tracebacks a new user still met (issue 54, item 6), each now one `error:` line that names the file or flag.
+
+
+def test_an_episode_evaluation_into_a_file_is_one_line(tiny_qwen2_vl, tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("a file where the folder would go")
+    code, stderr = run_command("eval/test_phone.py", "--model_name_or_path", tiny_qwen2_vl, "--output_dir", taken,
+                               "--episodes", "1")  # fmt: skip
+    assert_first_error(code, stderr, f"--output_dir {taken} is a file; give a folder")
+
+
+def test_an_environment_whose_module_raises_on_import_is_one_line(tiny_qwen2_vl, tmp_path):
+    (tmp_path / "broken_env.py").write_text('raise RuntimeError("this module is broken")\n')
+    recipe = REPO / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
+    for script, argv in (("src/r1_gui/grpo_gui.py", ["--config", recipe, "--output_dir", "run"]),
+                         ("eval/test_phone.py", ["--output_dir", "eval", "--episodes", "1"])):  # fmt: skip
+        code, stderr = run_command(script, "--env", "broken_env:Broken-v0", "--model_name_or_path", tiny_qwen2_vl,
+                                   *argv, cwd=tmp_path)  # fmt: skip
+        assert_first_error(
+            code, stderr, "broken_env:Broken-v0 could not be started: RuntimeError: this module is broken"
+        )
+    assert not (tmp_path / "eval" / "run_config.json").exists()
+
+
+@pytest.fixture
+def damaged_model(tiny_qwen2_vl, tmp_path) -> Path:
+    """A copy of the tiny model whose model.safetensors was cut short (a disk that filled up while it was saved)."""
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    for path in tiny_qwen2_vl.iterdir():
+        data = path.read_bytes()
+        (folder / path.name).write_bytes(data[: len(data) // 2] if path.name == "model.safetensors" else data)
+    return folder
+
+
+def test_a_damaged_weights_file_is_named_and_evaluation_writes_nothing(damaged_model, synthetic_dataset, tmp_path):
+    weights = damaged_model / "model.safetensors"
+    cases = [
+        ("eval/test_aitw.py", ["--dataset", synthetic_dataset, "--max_samples", "1", "--output_dir", tmp_path / "steps"]),
+        ("eval/test_phone.py", ["--episodes", "1", "--output_dir", tmp_path / "episodes"]),
+        ("src/r1_gui/grpo_gui.py", ["--config", GRPO_RECIPE, "--dataset_name", synthetic_dataset,
+                                    "--output_dir", tmp_path / "train"]),
+    ]  # fmt: skip
+    for script, argv in cases:
+        code, stderr = run_command(script, "--model_name_or_path", damaged_model, *argv)
+        assert_first_error(code, stderr, f"{weights} cannot be read (")
+        assert "the file is damaged or cut short" in stderr
+    for folder in ("steps", "episodes"):  # no run_config.json or other file left to be mistaken for a run
+        assert not (tmp_path / folder).exists() or not any((tmp_path / folder).iterdir()), folder
+
+
+def test_a_checkpoint_whose_trainer_state_does_not_read_is_named_before_the_model_loads(grpo_argv, tmp_path):
+    checkpoint = tmp_path / "out" / "checkpoint-2"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text('{"global_step": 2, "log_hist')  # cut short
+    for resume in ("last", checkpoint):
+        code, stderr = run_command("src/r1_gui/grpo_gui.py", *grpo_argv, "--resume_from_checkpoint", resume)
+        assert_first_error(code, stderr, f"{checkpoint / 'trainer_state.json'} is not a trainer state (")
+
+
+def test_report_to_an_integration_that_is_not_installed_fails_before_the_model_loads(command, grpo_argv,
+                                                                                      no_model_loading):  # fmt: skip
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, "--report_to", "tensorboard")
+    assert_one_error_line(code, stderr, "--report_to tensorboard: tensorboard is not installed here")
 
 
 def test_demo_keeps_a_users_files_in_its_data_folder(tmp_path):
@@ -569,10 +638,9 @@ def test_interrupted_line_reads_what_was_kept_when_the_ctrl_c_comes():
     assert interrupted_line(KeyboardInterrupt()) == "interrupted: nothing was kept"
 
 
-def interrupt_when(argv: list, ready, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run `python ARGV` in the repository, send it SIGINT (a Ctrl-C) once ``ready()`` holds (polled: the command's
-    loop has started), and return how it ended."""
-    import signal
+def interrupt_when(argv: list, ready, timeout: float = 600, signal_number: int = 2) -> subprocess.CompletedProcess:
+    """Run `python ARGV` in the repository, send it SIGINT (a Ctrl-C; or ``signal_number``) once ``ready()`` holds
+    (polled: the command's loop has started), and return how it ended."""
     import time
 
     env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
@@ -584,7 +652,7 @@ def interrupt_when(argv: list, ready, timeout: float = 600) -> subprocess.Comple
         assert process.poll() is None, process.communicate()[1][-3000:]
         assert time.monotonic() < deadline, "the command never reached its loop"
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signal_number)
     stdout, stderr = process.communicate(timeout=300)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
@@ -635,6 +703,26 @@ def test_ctrl_c_in_training_names_the_last_checkpoint_and_resume_last(grpo_argv,
     last = checkpoint_folders(out)[0][-1]
     command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
     assert line == f"interrupted: kept {last}, the last checkpoint saved; continue with: {command}"
+
+
+def test_sigterm_in_training_ends_as_a_ctrl_c_does(grpo_argv, tmp_path):
+    """A scheduler's SIGTERM (a preempted job) ended a run silently with -15 (issue 54, item 7)."""
+    import signal
+
+    out = tmp_path / "out"
+    argv = ["src/r1_gui/grpo_gui.py", *grpo_argv, "--max_steps", "500", "--save_strategy", "steps",
+            "--save_steps", "1"]  # fmt: skip
+    done = interrupt_when(
+        argv, lambda: (out / "checkpoint-1" / "trainer_state.json").is_file(), signal_number=signal.SIGTERM
+    )
+    assert done.returncode == 143, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    from r1_gui.training.args import checkpoint_folders
+
+    last = checkpoint_folders(out)[0][-1]
+    command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
+    line = [line for line in done.stderr.splitlines() if line.strip()][-1]
+    assert line == f"terminated (SIGTERM): kept {last}, the last checkpoint saved; continue with: {command}"
 
 
 # ---------------------------------------------------------------------------------------------------------------

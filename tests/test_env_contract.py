@@ -108,7 +108,8 @@ def test_choose_tasks_refuses(declared, wanted, message):
 @pytest.mark.parametrize(
     "env_id, kwargs, message",
     [
-        ("r1_gui/Nope-v0", {}, "--env r1_gui/Nope-v0: .* r1_gui/Phone-v0"),  # an unknown id lists r1_gui's ids
+        # an unknown id lists r1_gui's ids (and gymnasium's sentence ends with one period, not two)
+        ("r1_gui/Nope-v0", {}, r"--env r1_gui/Nope-v0: .* in namespace r1_gui\. Give a .* r1_gui/Phone-v0"),
         ("no_such_module:Env-v0", {}, "--env no_such_module:Env-v0"),  # a module that does not import
         ("r1_gui/Phone-v0", {"widht": 300}, "--env_kwargs .* does not fit r1_gui/Phone-v0.*widht"),  # a typo
     ],

@@ -314,3 +314,31 @@ def test_a_strip_shows_the_instruction_above_the_screens(tmp_path):
     assert titled.height > plain.height  # a band above the frames
     band = np.asarray(titled)[: titled.height - plain.height]
     assert (band < 100).any(), "the instruction is drawn in the band"
+
+
+def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_path):
+    """The README's web evaluation ran 12 turns of 128 tokens on a model trained on 3 of 24, and nothing said so
+    (issue 54, item 7): an episode training run records its episodes, and the evaluation of its folder or of one of
+    its checkpoints warns on the card for each setting that differs."""
+    from r1_gui.checkpoints import write_episode_settings
+    from r1_gui.evaluation.config import EvalConfig
+    from r1_gui.evaluation.episodes import unlike_training
+
+    trained = {"env_id": "r1_gui/Web-v0", "env_kwargs": {"max_steps": 3}, "tasks": ["click-test"], "max_turns": 3,
+               "max_turn_tokens": 24, "history_images": 2}  # fmt: skip
+    write_episode_settings(tmp_path / "run", trained)
+    (tmp_path / "run" / "checkpoint-2").mkdir()
+    saved = tmp_path / "run" / "episode_settings.json"
+    same = EpisodeSettings(env_id="r1_gui/Web-v0", env_kwargs={"max_steps": 3}, max_turns=3, history_images=2)
+    for folder in (tmp_path / "run", tmp_path / "run" / "checkpoint-2"):
+        assert unlike_training(folder, same, EvalConfig(max_new_tokens=24)) == []
+        other = EpisodeSettings(env_id="r1_gui/Web-v0", max_turns=12, history_images=2)
+        assert unlike_training(folder, other, EvalConfig(max_new_tokens=128)) == [
+            f"--env_kwargs '{{}}' differs from the training run's '{{\"max_steps\": 3}}' (in {saved}); pass "
+            "--env_kwargs '{\"max_steps\": 3}' to play the episodes it was trained on",
+            f"--max_turns 12 differs from the training run's 3 (in {saved}); pass --max_turns 3 to play the episodes "
+            "it was trained on",
+            f"--max_new_tokens 128 differs from the training run's 24 (in {saved}); pass --max_new_tokens 24 to play "
+            "the episodes it was trained on",
+        ]
+    assert unlike_training(tmp_path / "elsewhere", same, EvalConfig(max_new_tokens=128)) == []  # no record: none

@@ -619,3 +619,20 @@ def test_cli_reports_a_missing_dataset_without_a_traceback(tmp_path):
     )  # fmt: skip
     assert result.returncode == 2
     assert "error: " in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_gallery_keeps_an_outputs_lines_as_lines(hand_dataset, tmp_path, monkeypatch):
+    """The gallery wrote newlines as ⏎, which the picture's font draws as a box (issue 54, item 7)."""
+    from r1_gui import visualize
+
+    captions = []
+    monkeypatch.setattr(visualize, "with_caption", lambda picture, lines: captions.append(lines) or picture)
+    entries = [
+        dict(entry, output="Thought: the clock\nAction: pyautogui.click(x=0.1,\ty=0.2)") for entry in HAND_PREDICTIONS
+    ]
+    predictions = write_predictions(tmp_path / "preds.jsonl", entries)
+    evaluate_predictions(predictions, hand_dataset, "test", tmp_path / "results", gallery_size=2)
+    assert captions and all("⏎" not in line for lines in captions for line in lines)
+    output = next(lines for lines in captions)
+    at = output.index("output: Thought: the clock")
+    assert output[at + 1] == "Action: pyautogui.click(x=0.1, y=0.2)"

@@ -328,6 +328,8 @@ def test_a_multi_turn_run_resumes_the_checkpoints_weights(tiny_qwen2_vl, tmp_pat
     run_grpo(tiny_qwen2_vl, tmp_path, *common)
     run_grpo(tiny_qwen2_vl, tmp_path, *common, "--resume_from_checkpoint", "last")
     assert_resumed_without_a_step(tmp_path, 2, tiny_qwen2_vl)
+    played = json.loads((tmp_path / "episode_settings.json").read_text())  # what an evaluation compares with
+    assert (played["env_id"], played["max_turns"], played["max_turn_tokens"]) == ("r1_gui/Phone-v0", 2, 16)
 
 
 @pytest.mark.slow

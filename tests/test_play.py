@@ -4,6 +4,7 @@ them; bad input is one error line."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -101,3 +102,15 @@ def test_a_missing_split_names_the_splits_there(synthetic_dataset):
     )  # fmt: skip
     assert done.returncode == 2
     assert "has no split 'validation' (validation.parquet); its splits: test, train" in done.stderr
+
+
+def test_the_expert_of_an_environment_that_declares_no_has_expert_plays(tmp_path, monkeypatch):
+    """The contract makes `has_expert` optional (the first reset's info says): play looked only at the attribute, and
+    refused an environment whose info gives the expert's action (issue 54, item 7). Here the helper environment with
+    its attribute renamed."""
+    source = (Path(__file__).parent / "helpers" / "button_env.py").read_text()
+    assert "self.has_expert" in source
+    (tmp_path / "undeclared_expert.py").write_text(source.replace("self.has_expert", "self.gives_expert"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    results = main(["--env", "undeclared_expert:Button-v0", "--policy", "expert", "--episodes", "2"])
+    assert [result["success"] for result in results] == [True, True]

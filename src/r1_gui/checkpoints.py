@@ -6,6 +6,8 @@ Training writes them (r1_gui.training); the evaluation, the processor loading an
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, one_line
@@ -62,16 +64,58 @@ def base_model_folder(adapter: str | Path, base: str) -> Path:
 
 def load_model(model_name_or_path: str | Path, **kwargs):
     """AutoModelForImageTextToText.from_pretrained(model_name_or_path, **kwargs); for a LoRA adapter folder, its base
-    model with the adapter merged in (generation then runs at the base model's speed)."""
+    model with the adapter merged in (generation then runs at the base model's speed). A damaged weights file is a
+    UserError naming it (`damaged_weights_named`)."""
     from transformers import AutoModelForImageTextToText
 
     base = adapter_base(model_name_or_path)
     if base is None:
-        return AutoModelForImageTextToText.from_pretrained(model_name_or_path, **kwargs)
+        with damaged_weights_named(model_name_or_path):
+            return AutoModelForImageTextToText.from_pretrained(model_name_or_path, **kwargs)
     from peft import PeftModel
 
-    model = AutoModelForImageTextToText.from_pretrained(base, **kwargs)
-    return PeftModel.from_pretrained(model, str(model_name_or_path)).merge_and_unload()
+    with damaged_weights_named(base):
+        model = AutoModelForImageTextToText.from_pretrained(base, **kwargs)
+    with damaged_weights_named(model_name_or_path):
+        return PeftModel.from_pretrained(model, str(model_name_or_path)).merge_and_unload()
+
+
+WEIGHT_FILES = ("model.safetensors", "adapter_model.safetensors")
+
+
+@contextmanager
+def damaged_weights_named(folder: str | Path) -> Iterator[None]:
+    """Inside the block, an error raised while a model folder's weights are read becomes a UserError naming the file
+    when that file itself cannot be read (cut short by a full disk or a kill, or not a safetensors file): transformers
+    and safetensors report it without the file's name ("incomplete metadata, file not fully covered"). Any other error
+    keeps its type and traceback."""
+    try:
+        yield
+    except Exception as error:
+        damaged = _unreadable_weights(Path(folder))
+        if damaged is None:
+            raise
+        raise UserError(
+            f"{damaged} cannot be read ({one_line(error)}): the file is damaged or cut short; save or copy it again"
+        ) from None
+
+
+def _unreadable_weights(folder: Path) -> Path | None:
+    """The first weights file of ``folder`` (with its shards) whose header safetensors cannot read, or None."""
+    from safetensors import safe_open
+
+    index = folder / "model.safetensors.index.json"
+    shards = sorted(folder.glob("model-*-of-*.safetensors")) if index.is_file() else []
+    for path in [*(folder / name for name in WEIGHT_FILES), *shards]:
+        if not path.is_file():
+            continue
+        try:
+            with safe_open(str(path), framework="pt") as weights:
+                for name in weights.keys():  # noqa: SIM118 (safe_open has no __iter__)
+                    weights.get_slice(name)
+        except Exception:  # noqa: BLE001 (safetensors raises its own error type for every kind of damage)
+            return path
+    return None
 
 
 # Where a saved processor keeps its image settings, in the order transformers reads them: the image_processor entry
@@ -109,6 +153,31 @@ def saved_image_settings(model_name_or_path: str | Path) -> dict:
     return {}
 
 
+# What an episode (--env) training run played, written into its output folder when it starts (its checkpoint-N
+# folders sit inside it): an episode evaluation compares its own settings with these.
+EPISODE_SETTINGS = "episode_settings.json"
+
+
+def write_episode_settings(output_dir: str | Path, settings: dict) -> None:
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / EPISODE_SETTINGS).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
+
+
+def saved_episode_settings(model_name_or_path: str | Path) -> tuple[dict, Path | None]:
+    """(the episode settings a model folder was trained with, their file): from the folder, or for a checkpoint-N
+    folder from the run's folder above it; ({}, None) where there are none (a dataset run, a Hub id, an old run)."""
+    folder = Path(model_name_or_path)
+    for candidate in (folder, folder.parent) if folder.name.startswith("checkpoint-") else (folder,):
+        path = candidate / EPISODE_SETTINGS
+        if path.is_file():
+            try:
+                return json.loads(path.read_text()), path
+            except ValueError:
+                return {}, None
+    return {}, None
+
+
 FULL_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
 
 
@@ -130,13 +199,10 @@ def load_weights_into(model, folder: str | Path) -> None:
     folder = Path(folder)
     weights = next((folder / name for name in FULL_WEIGHTS if (folder / name).is_file()), folder / FULL_WEIGHTS[0])
     dtype = next(model.parameters()).dtype
-    try:  # the live model's config: shapes come from the model, so another model's file shows as mismatches
+    with damaged_weights_named(folder):  # the live model's config: another model's file shows as mismatches
         saved, info = type(model).from_pretrained(
             folder, config=model.config, dtype=dtype, ignore_mismatched_sizes=True, output_loading_info=True
         )
-    except Exception as error:  # noqa: BLE001 (safetensors, json and torch each raise their own type on a bad file)
-        raise UserError(f"{weights} cannot be read ({one_line(error)}): the checkpoint is damaged; resume from an "
-                        "earlier checkpoint-N folder") from None  # fmt: skip
     mismatched = sorted(info.get("mismatched_keys") or ())  # (name, shape in the file, shape in the model)
     problems = [
         f"{len(info[key])} {what} (e.g. {sorted(info[key])[0]})"

@@ -14,8 +14,9 @@ What counts as the user's mistake is decided where the error is raised, never by
 top: a `UserError`, or a ValueError/OSError raised inside a `user_errors()` block (the checks that run before any
 model loads). Anything else keeps its traceback. `R1_GUI_TRACEBACK=1` shows the traceback of user errors too.
 
-Ctrl-C ends a command with one line and exit code 130 instead of a traceback. A command says what an interruption
-keeps and how to go on by running its long work inside `on_interrupt`; both are read when the Ctrl-C comes:
+Ctrl-C ends a command with one line and exit code 130 instead of a traceback (SIGTERM, which schedulers send, with
+143). A command says what an interruption keeps and how to go on by running its long work inside `on_interrupt`;
+both are read when the Ctrl-C comes:
 
         with on_interrupt(kept=lambda: f"{done()} predictions in {path}", resume=lambda: rerun_command()):
             generate_everything()
@@ -35,7 +36,9 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -43,12 +46,22 @@ TRACEBACK_VARIABLE = "R1_GUI_TRACEBACK"
 THREADS_VARIABLE = "OMP_NUM_THREADS"  # the override users know: torch, OpenMP and MKL all read it
 EXIT_CODE = 2  # as argparse exits on a bad flag
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, as shells report a Ctrl-C
+TERMINATED_EXIT_CODE = 143  # 128 + SIGTERM
 _MARK = "_r1_gui_user_error"
 _INTERRUPT = "_r1_gui_interrupt"  # on a KeyboardInterrupt: the (kept, resume) of the blocks it went through
 
 
 class UserError(ValueError):
     """A mistake the user fixes (a flag, a path, a dataset); its message says what to change."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what a cluster's scheduler, `kill` and torchrun send), raised where the command is, so that it ends as
+    a Ctrl-C does: one line saying what was kept and the command that goes on, then exit code 143."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
 
 
 class UserExit(SystemExit):
@@ -133,13 +146,14 @@ def on_interrupt(kept: Callable[[], str], resume: Callable[[], str | None]) -> I
 
 
 def interrupted_line(interrupt: KeyboardInterrupt) -> str:
-    """The line a Ctrl-C ends a command with (see `on_interrupt`)."""
+    """The line a Ctrl-C (or SIGTERM: `Terminated`) ends a command with (see `on_interrupt`)."""
     kept, resume = getattr(interrupt, _INTERRUPT, (lambda: "", lambda: None))
     try:
         what, command = kept(), resume()
     except Exception as error:  # a line, whatever the state of the files the work was writing
         what, command = f"(what was kept could not be read: {one_line(error)})", None
-    line = f"interrupted: kept {what}" if what else "interrupted: nothing was kept"
+    ended = "terminated (SIGTERM)" if isinstance(interrupt, Terminated) else "interrupted"
+    line = f"{ended}: kept {what}" if what else f"{ended}: nothing was kept"
     return line + (f"; continue with: {command}" if command else "")
 
 
@@ -186,6 +200,8 @@ def cli_main(function: Callable) -> Callable:
     def entry(*args, **kwargs):
         traceback = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0")
         cpu_threads()
+        main_thread = threading.current_thread() is threading.main_thread()  # where Python runs signal handlers
+        before = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
         try:
             return function(*args, **kwargs)
         except KeyboardInterrupt as interrupt:
@@ -194,13 +210,17 @@ def cli_main(function: Callable) -> Callable:
             close_progress_bars()  # else they print their last state after the line, at exit
             if os.environ.get("RANK", "0") == "0":  # under torchrun every process gets the Ctrl-C: one line
                 print(f"\n{interrupted_line(interrupt)}", file=sys.stderr, flush=True)
-            raise SystemExit(INTERRUPTED_EXIT_CODE) from None
+            terminated = isinstance(interrupt, Terminated)
+            raise SystemExit(TERMINATED_EXIT_CODE if terminated else INTERRUPTED_EXIT_CODE) from None
         except Exception as error:
             if not is_user_error(error) or traceback:
                 raise
             message = one_line(error)
             print(f"error: {message}", file=sys.stderr)
             raise UserExit(message) from None
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
     return entry
 

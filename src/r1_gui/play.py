@@ -107,7 +107,8 @@ def play_episode(env, policy, seed: int, task: str | None, draw: bool):
     return info, steps, frames
 
 
-def _policy(args: argparse.Namespace, env):
+def _policy(args: argparse.Namespace, env, task: str | None):
+    from r1_gui.envs.contract import has_expert, reset_options
     from r1_gui.envs.policies import RandomPolicy, expert_policy
 
     if args.model_name_or_path:
@@ -117,7 +118,8 @@ def _policy(args: argparse.Namespace, env):
         return ModelPolicy(args)
     if args.policy == "random":
         return RandomPolicy(args.seed)
-    if not getattr(env.unwrapped, "has_expert", False):
+    _, first_info = env.reset(seed=args.seed, options=reset_options(task))  # as training and evaluation decide
+    if not has_expert(env, first_info):
         raise UserError(f"--policy expert: {args.env} gives no info['expert_action']; use --policy random")
     return expert_policy
 
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         env = make_env(args.env, args.env_kwargs)
         presets = declared_task_presets(env)
         task = None if args.task == "all" else choose_tasks(args.env, declared_tasks(env), [args.task], presets)[0]
-        policy = _policy(args, env)
+        policy = _policy(args, env, task)
     count = args.episodes
     available = episode_count(env)
     if available is not None and args.seed + count > available:

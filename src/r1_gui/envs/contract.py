@@ -147,6 +147,13 @@ def episode_count(env: gym.Env) -> int | None:
     return int(count) if count else None
 
 
+def has_expert(env: gym.Env, first_info: dict) -> bool:
+    """Whether the environment gives `info["expert_action"]`: its `has_expert` attribute where it declares one, else
+    whether the info of its first reset (``first_info``) holds the key."""
+    declared = getattr(env.unwrapped, "has_expert", None)
+    return bool(declared if declared is not None else first_info.get("expert_action") is not None)
+
+
 def declared_task_presets(env: gym.Env) -> dict[str, tuple[str, ...]]:
     """The named task groups the environment declares (`task_presets`), or {}."""
     presets = getattr(env.unwrapped, "task_presets", None) or {}
@@ -225,7 +232,7 @@ def make_env(env_id: str, env_kwargs: dict | None = None) -> gym.Env:
         return gym.make(resolve_env_id(env_id), disable_env_checker=True, **env_kwargs)
     except (gym.error.Error, ModuleNotFoundError) as error:
         raise ValueError(
-            f"--env {env_id}: {error}. Give a registered id (r1_gui's: {', '.join(r1_gui_ids())}) or "
+            f"--env {env_id}: {str(error).rstrip('.')}. Give a registered id (r1_gui's: {', '.join(r1_gui_ids())}) or "
             "module:EnvId for an environment in your own module"
         ) from None
     except TypeError as error:

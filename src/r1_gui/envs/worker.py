@@ -37,15 +37,14 @@ def _die_with(parent_pid: int) -> None:
 
 
 def _describe(env, seed: int) -> dict:
-    from r1_gui.envs.contract import check_env, declared_task_presets, declared_tasks, episode_count
+    from r1_gui.envs.contract import check_env, declared_task_presets, declared_tasks, episode_count, has_expert
 
     info = check_env(env, seed=seed)
-    has_expert = getattr(env.unwrapped, "has_expert", None)
     return {
         "tasks": declared_tasks(env),
         "task_presets": declared_task_presets(env),
         "episode_count": episode_count(env),
-        "has_expert": bool(has_expert if has_expert is not None else info.get("expert_action") is not None),
+        "has_expert": has_expert(env, info),
         "screen_size": tuple(info["screen_size"]),
         "info": info,
     }

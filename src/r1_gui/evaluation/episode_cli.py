@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
     from r1_gui.evaluation.report import card_line
+    from r1_gui.paths import check_output_folder
 
+    check_output_folder(args.output_dir)  # a file, or a folder that cannot be written to: one line, before any work
     try:
         config_folder(args.model_name_or_path)  # a missing folder is one line, before anything starts
         settings = EpisodeSettings.from_args(args)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
+from r1_gui.checkpoints import saved_episode_settings
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool, lent_or_own
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
@@ -72,6 +73,26 @@ EPISODE_RUN = RunFiles(
 )
 REPEAT_MARK = "#"
 HELD_OUT_SEED_OFFSET = 100_000  # evaluation seeds start here; training seeds start at grpo_gui.py's --env_seed_offset
+
+
+def unlike_training(model_name_or_path, settings: EpisodeSettings, config: EvalConfig) -> list[str]:
+    """Warnings for the card: where the episodes played differ from those the checkpoint was trained on (its run's
+    episode_settings.json), so the numbers do not measure what training did. None for a model without that file."""
+    trained, path = saved_episode_settings(model_name_or_path)
+    played = {"env_id": settings.env_id, "env_kwargs": settings.env_kwargs, "max_turns": settings.max_turns,
+              "max_turn_tokens": config.max_new_tokens, "history_images": settings.history_images}  # fmt: skip
+    flags = {"env_id": "--env", "env_kwargs": "--env_kwargs", "max_turns": "--max_turns",
+             "max_turn_tokens": "--max_new_tokens", "history_images": "--history_images"}  # fmt: skip
+
+    def show(value) -> str:
+        return f"'{json.dumps(value)}'" if isinstance(value, dict) else str(value)
+
+    return [
+        f"{flags[key]} {show(value)} differs from the training run's {show(trained[key])} (in {path}); pass "
+        f"{flags[key]} {show(trained[key])} to play the episodes it was trained on"
+        for key, value in played.items()
+        if key in trained and trained[key] != value
+    ]
 
 
 @dataclass(frozen=True)
@@ -381,6 +402,7 @@ def evaluate_episodes(
     fingerprint, model_files = model_record(model_name_or_path, earlier)
     run_config = {**run, "model_fingerprint": fingerprint, **model_files}
     check_resume(output_dir, earlier, run_config, EPISODE_RUN)
+    warnings = [*warnings, *unlike_training(model_name_or_path, settings, config)]
     log_warnings(warnings)
     if settings.repeats > 1 and config.temperature == 0:
         logger.warning(
@@ -396,13 +418,19 @@ def evaluate_episodes(
             raise EvaluationError(str(error)) from None
         plan = planned_resets(settings, described)
         wanted = [(task, seed, repeat) for repeat in range(settings.repeats) for task, seed in plan]
+        path = output_dir / EPISODES_FILE
+        done = set() if config.overwrite else {row["id"] for row in read_records(path, repair=False)}
+        todo = [reset for reset in wanted if episode_key(*reset) not in done]
+        # The model loads before any file is written or cleared: one that does not load leaves the folder as it was.
+        generator = None
+        if todo:
+            from r1_gui.evaluation.generate import make_generator
+
+            generator = make_generator(model_name_or_path, config)
         if config.overwrite:
             clear_run(output_dir, EPISODE_RUN)
         write_run_config(output_dir, run_config)
-        path = output_dir / EPISODES_FILE
         records = read_records(path)  # a torn last line (a kill mid-write) is dropped and cut from the file
-        done = {row["id"] for row in records}
-        todo = [reset for reset in wanted if episode_key(*reset) not in done]
         reused = len(wanted) - len(todo)
         if reused:
             logger.warning(
@@ -410,9 +438,7 @@ def evaluate_episodes(
                 "go; --overwrite starts over", path, reused, len(wanted), len(todo),
             )  # fmt: skip
         if todo:
-            from r1_gui.evaluation.generate import make_generator
-
-            _play(pool, todo, make_generator(model_name_or_path, config), settings, output_dir, records)
+            _play(pool, todo, generator, settings, output_dir, records)
     wanted_keys = {episode_key(*reset) for reset in wanted}
     records = [row for row in records if row["id"] in wanted_keys]
     card = protocol_card(

@@ -40,6 +40,13 @@ def _short(text: Any, limit: int | None = None) -> str:
     return "".join("⏎" if char == "\n" else char if char.isprintable() else " " for char in text)
 
 
+def _picture_lines(label: str, text: Any, limit: int) -> list[str]:
+    """``text`` cut to ``limit`` characters as a picture's caption lines, its own lines kept as lines (the picture's
+    font has no glyph for ⏎, which drew as a box), other control characters as spaces; the first after ``label``."""
+    lines = _short(text, limit).split("⏎")
+    return [label + lines[0], *lines[1:]]
+
+
 def cell(text: Any, limit: int | None = None) -> str:
     """Text safe inside a markdown table cell: one line, markdown and HTML characters escaped (a model output
     may hold "<tool_call>" or pipes)."""
@@ -208,7 +215,7 @@ def write_gallery(
             f"instruction: {sample.instruction}",
             f"ground truth (green): {_code(record['ground_truth'])}",
             f"prediction (red): {_code(record['prediction'])}",
-            f"output: {_short(record['output'], 300)}",
+            *_picture_lines("output: ", record["output"], 300),
             scores,
         ]
         name = _file_name(len(written), record)

@@ -244,12 +244,14 @@ def evaluate(
     run_config = {**settings, **model_files}
     check_resume(output_dir, earlier, run_config)
     log_warnings(warnings)
+    # The model loads before any file is written or cleared: a model that does not load leaves the folder as it was.
+    to_generate = config.overwrite or _pending(output_dir / PREDICTIONS_FILE, samples, dry=True)
+    generator = make_generator(model_name_or_path, config) if to_generate else None
     if config.overwrite:
         clear_run(output_dir)
     write_run_config(output_dir, run_config)
     pending = _pending(output_dir / PREDICTIONS_FILE, samples)
     if pending:
-        generator = make_generator(model_name_or_path, config)
         generate_records(generator, rows, pending, output_dir / PREDICTIONS_FILE, config.batch_size)
     card = protocol_card(
         "benchmark" if config.benchmark else "steps",
@@ -267,12 +269,15 @@ def evaluate(
     return _finish(output_dir, rows, samples, settings, config.gallery_size, config.benchmark, card)
 
 
-def _pending(path: Path, samples: Sequence[Sample]) -> list[Sample]:
+def _pending(path: Path, samples: Sequence[Sample], dry: bool = False) -> list[Sample]:
     """The samples still to generate: those not in predictions.jsonl, and those whose screenshot failed (their lines
-    are removed, so the retry's lines replace them). The resume is said as a warning: the demo shows no INFO."""
-    records = read_records(path)
+    are removed, so the retry's lines replace them). The resume is said as a warning: the demo shows no INFO.
+    ``dry``: only the list; the file is left as it is and nothing is said."""
+    records = read_records(path, repair=not dry)
     wanted = {sample.id for sample in samples}
     retry = {r["id"] for r in records if r["id"] in wanted and str(r.get("error") or "").startswith("image:")}
+    if dry:
+        return [sample for sample in samples if sample.id in retry or sample.id not in {r["id"] for r in records}]
     if retry:
         write_records(path, [record for record in records if record["id"] not in retry])
     done = {record["id"] for record in records} - retry

@@ -61,9 +61,10 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from datasets import Dataset
 
     from r1_gui.agent.context import OBSERVATION_TOKENS
+    from r1_gui.checkpoints import write_episode_settings
     from r1_gui.cli_errors import user_errors
     from r1_gui.envs.contract import choose_tasks
-    from r1_gui.envs.pool import EnvPool, check_lent
+    from r1_gui.envs.pool import EnvPool, EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume
@@ -71,8 +72,9 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from r1_gui.training.model import check_model, load_training_model, load_training_processor
 
     env_id = script_args.env_id
-    # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
-    with user_errors():
+    # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI), an
+    # environment that cannot start too (its module raised on import, its browser is missing).
+    with user_errors(ValueError, OSError, EnvStartError):
         env_kwargs, budget = check_multi_turn(script_args, training_args)
         if script_args.prompt_style != "mobile_use":
             logger.info(
@@ -98,6 +100,12 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
                 "to train on; drop the flag or pick an environment with an expert"
             )
         reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
+    if training_args.process_index == 0:  # what the episodes were, for an evaluation to compare with
+        write_episode_settings(
+            training_args.output_dir,
+            {"env_id": env_id, "env_kwargs": env_kwargs, "tasks": tasks, "max_turns": script_args.max_turns,
+             "max_turn_tokens": script_args.max_turn_tokens, "history_images": script_args.history_images},
+        )  # fmt: skip
     resets = training_resets(tasks, script_args.env_episodes, script_args.env_seed_offset)
     dataset = Dataset.from_list(
         [{"prompt": reset_prompt(task, seed), "task": task or "", "seed": seed} for task, seed in resets]

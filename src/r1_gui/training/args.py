@@ -6,6 +6,7 @@ The checks run before a model is loaded, so a wrong flag, model folder or datase
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import sys
 from dataclasses import dataclass, field, fields
@@ -14,7 +15,7 @@ from pathlib import Path
 from trl import ModelConfig, TrlParser
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, on_interrupt, rerun_command, user_errors
+from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
@@ -190,7 +191,23 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
     for settings in parsed:
         if getattr(settings, "output_dir", None):
             check_output_folder(settings.output_dir)  # a read-only folder fails now, not after training
+        if getattr(settings, "report_to", None):
+            check_report_to(settings.report_to)
     return parsed
+
+
+def check_report_to(report_to: list[str]) -> None:
+    """A --report_to integration that is not installed fails now; the Trainer finds out once the model is loaded
+    (and, with --env, the environments are started)."""
+    from transformers.integrations.integration_utils import get_available_reporting_integrations
+
+    missing = [name for name in report_to if name not in ("all", "none") and name not in
+               get_available_reporting_integrations()]  # fmt: skip
+    if missing:
+        raise UserError(
+            f"--report_to {' '.join(report_to)}: {', '.join(missing)} is not installed here; install it (e.g. "
+            f"pip install {missing[0].replace('_', '-')}) or report to wandb or none"
+        )
 
 
 def command_parser_for(dataclass_types: tuple) -> TrlParser:
@@ -256,13 +273,30 @@ def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str |
                 "save cut short) and is skipped",
                 resume_from_checkpoint, complete[-1], ", ".join(newer), CHECKPOINT_STATE,
             )  # fmt: skip
+        checkpoint_step(complete[-1])  # a state file that does not read is named now, before the model loads
         return str(complete[-1])
     if not (Path(resume_from_checkpoint) / CHECKPOINT_STATE).is_file():
         raise UserError(
             f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
             f"{CHECKPOINT_STATE}), or `last` for the newest one in --output_dir"
         )
+    checkpoint_step(resume_from_checkpoint)
     return resume_from_checkpoint
+
+
+def checkpoint_step(checkpoint: str | Path) -> int:
+    """The step a checkpoint-N folder was saved at (its trainer_state.json's global_step); a UserError naming the
+    file when it is not the Trainer's JSON (a disk that filled up while it was written, a hand edit)."""
+    path = Path(checkpoint) / CHECKPOINT_STATE
+    try:
+        step = json.loads(path.read_text())["global_step"]
+        if not isinstance(step, int):
+            raise ValueError(f"global_step is {step!r}")
+    except (ValueError, KeyError, TypeError) as error:
+        raise UserError(
+            f"{path} is not a trainer state ({one_line(error)}): resume from another checkpoint-N folder"
+        ) from None
+    return step
 
 
 def interrupt_keeps_checkpoints(output_dir: str):

@@ -34,14 +34,16 @@ def load_training_model(
     import torch
     from transformers import AutoModelForImageTextToText
 
+    from r1_gui.checkpoints import damaged_weights_named
     from r1_gui.vision_attention import apply_vision_attention
 
-    model = AutoModelForImageTextToText.from_pretrained(
-        model_args.model_name_or_path,
-        dtype=model_args.dtype or "auto",
-        attn_implementation=model_args.attn_implementation,
-        revision=model_args.model_revision,
-    )
+    with damaged_weights_named(model_args.model_name_or_path):
+        model = AutoModelForImageTextToText.from_pretrained(
+            model_args.model_name_or_path,
+            dtype=model_args.dtype or "auto",
+            attn_implementation=model_args.attn_implementation,
+            revision=model_args.model_revision,
+        )
     batched = apply_vision_attention(model, model_args.vision_attention, "cuda" if torch.cuda.is_available() else "cpu")
     logger.info(
         "%s on %s (%s, %s coordinates, %s prompts%s), %s",

@@ -9,14 +9,13 @@ but `lm_head` stays at the base model's value, silently. And its training loop r
 
 from __future__ import annotations
 
-import json
 import logging
-from pathlib import Path
 
 from transformers import PreTrainedModel
 from transformers.trainer_utils import get_last_checkpoint
 
 from r1_gui.checkpoints import holds_full_weights, load_weights_into
+from r1_gui.training.args import checkpoint_step
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +67,3 @@ def resolve_checkpoint(resume_from_checkpoint, output_dir: str) -> str | None:
     if resume_from_checkpoint is True:
         return get_last_checkpoint(output_dir)
     return resume_from_checkpoint or None
-
-
-def checkpoint_step(checkpoint: str | Path) -> int:
-    """The step a checkpoint-N folder was saved at (its trainer_state.json's global_step)."""
-    return json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"]

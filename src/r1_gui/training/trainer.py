@@ -19,7 +19,7 @@ from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_b
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
-from r1_gui.training.args import interrupt_keeps_checkpoints
+from r1_gui.training.args import checkpoint_step, interrupt_keeps_checkpoints
 from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
@@ -27,7 +27,7 @@ from r1_gui.training.repeated_prompts import (
     micro_batches_of_whole_groups,
     prefill_each_prompt_once,
 )
-from r1_gui.training.resume import ResumesCheckpoints, checkpoint_step, resolve_checkpoint
+from r1_gui.training.resume import ResumesCheckpoints, resolve_checkpoint
 from r1_gui.training.weight_average import TailWeightAverage
 from r1_gui.visualize import draw_actions
 
