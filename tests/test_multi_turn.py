@@ -118,6 +118,27 @@ def test_the_screenshot_window_holds_exactly_the_last_history_images(processor):
         assert turn.context.context_ids.count(pad_id) == per_image * len(turn.context.images)
 
 
+def test_each_turn_keeps_its_step_reward_and_the_state_it_was_generated_from(processor):
+    import numpy as np
+
+    from r1_gui.envs.contract import state_key
+    from r1_gui.multi_turn.expert import ExpertPolicy
+
+    played = play(processor, ExpertPolicy(processor.tokenizer), [("go_home", 7), ("go_home", 7), ("go_home", 8)],
+                  max_turns=8)  # fmt: skip
+    for episode in played:
+        assert episode.success and episode.terminated
+        # the environment's step reward: 1.0 for the action that ended the episode in success, 0 before
+        assert [turn.reward for turn in episode.turns] == [0.0] * (len(episode.turns) - 1) + [1.0]
+        # each turn's state is the screen (and instruction) its context ended with
+        for shown, turn in zip(episode.history.screenshots, episode.turns, strict=False):
+            observation = {"screenshot": np.asarray(shown), "instruction": episode.history.instruction}
+            assert turn.state_key == state_key(observation, {})
+    # the same reset played the same way passes through the same states; another seed starts elsewhere
+    assert [t.state_key for t in played[0].turns] == [t.state_key for t in played[1].turns]
+    assert played[0].turns[0].state_key != played[2].turns[0].state_key
+
+
 def test_the_row_mask_excludes_every_tool_response_token(processor):
     (episode,) = play(processor, scripted(processor, [MALFORMED, CLICK_NOWHERE]), [("go_home", 4)], max_turns=3)
     row = episode_row(episode, processor.tokenizer)
