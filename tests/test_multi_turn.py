@@ -260,6 +260,55 @@ def test_task_success_and_registered_names():
         )
 
 
+# -- per-turn values (GiGPO's step rewards) -----------------------------------------------------------------------
+
+PER_TURN_CASES = [
+    # (reward, turns (text, parsed action, expert action), success, per-turn values)
+    # an exact click (1.0), one 0.17 away (0.5), a type turn the click distance does not apply to
+    ("episode_click_distance",
+     [("", Action("click", x=0.5, y=0.5), CLICK_GT), ("", Action("click", x=0.5, y=0.67), CLICK_GT),
+      ("", None, TYPE_GT)], False, [1.0, 0.5, None]),
+    # the success belongs to the last turn, whose action ended the episode
+    ("task_success", [("", None, CLICK_GT)] * 3, True, [0.0, 0.0, 1.0]),
+    ("task_success", [("", None, CLICK_GT)] * 2, False, [0.0, 0.0]),
+    # well formed, then bare code
+    ("episode_format", [(WELL_FORMED, None, CLICK_GT), ("<tool_call>{}</tool_call>", None, CLICK_GT)], False,
+     [1.0, 0.0]),
+    # right type, then nothing parsed
+    ("episode_action_type", [("", Action("click", x=0.1, y=0.1), CLICK_GT), ("", None, TYPE_GT)], False, [1.0, 0.0]),
+    # typed "new york city" for "new york" (0.8); a click turn has no text to compare
+    ("episode_text_f1", [("", Action("type", text="new york city"), TYPE_GT), ("", None, CLICK_GT)], False,
+     [0.8, None]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "turns", "success", "expected"), PER_TURN_CASES)
+def test_episode_rewards_give_per_turn_values(name, turns, success, expected):
+    (reward,) = rewards.get_reward_funcs([name])
+    (values,) = rewards.turn_values(reward, [_episode(*turns, success=success)])
+    assert values == [None if value is None else pytest.approx(value) for value in expected]
+    # the per-turn values are what the episode's score averages (task_success: the last turn's)
+    (score,) = reward(episode=[_episode(*turns, success=success)])
+    scored = [value for value in values if value is not None]
+    assert score == pytest.approx(scored[-1] if name == "task_success" else sum(scored) / len(scored))
+
+
+def test_a_reward_without_per_turn_values_and_one_that_gives_the_wrong_number():
+    def episode_only(completions=None, episode=None, **kwargs):
+        return [1.0 for _ in episode]
+
+    def short(completions=None, episode=None, *, per_turn=False, **kwargs):
+        return [[1.0] for _ in episode] if per_turn else [1.0 for _ in episode]
+
+    two_turns = _episode(("", None, CLICK_GT), ("", None, CLICK_GT))
+    assert rewards.turn_values(episode_only, [two_turns]) is None
+    assert not rewards.declares_per_turn(episode_only) and rewards.declares_per_turn(short)
+    with pytest.raises(ValueError, match=r"reward 'short' with per_turn=True gave episode 0 \(2 turns\) \[1.0\]"):
+        rewards.turn_values(short, [two_turns])
+    with pytest.raises(ValueError, match="'episode_click_distance' has no parameter"):  # not a setting
+        rewards.get_reward_funcs(["episode_click_distance"], reward_kwargs={"episode_click_distance": {"per_turn": 1}})
+
+
 # -- training -----------------------------------------------------------------------------------------------------
 
 
