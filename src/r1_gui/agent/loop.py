@@ -67,7 +67,6 @@ class Episode:
     success: bool = False
     progress: float | None = None  # share of the task done (the environment's optional `progress` info key)
     env_failure: str | None = None  # why the environment failed during this episode (the pool rebuilt it)
-    offsets: list[int] = field(default_factory=list)  # where each turn's answer starts in the GRPO row
 
     @property
     def done(self) -> bool:
