@@ -16,6 +16,7 @@ from r1_gui.envs.contract import (
     episode_count,
     make_env,
     parse_step_input,
+    state_key,
     step_info,
 )
 
@@ -38,6 +39,8 @@ class Plain(gym.Env):
         info = self._info(success=success, error=error, action=parsed, parsed=parsed is not None)
         if self.broken == "no_task":
             del info["task"]
+        if self.broken == "state_key_number":
+            info["state_key"] = 7
         if self.broken == "raises" and parsed is None:
             raise ValueError("cannot read that")
         return self._observation(), float(success), success, self.steps >= 3, info
@@ -72,11 +75,49 @@ def test_a_plain_env_that_keeps_the_contract_passes():
         ("no_task", "info lacks 'task'"),  # a key left out of step's info
         ("float_screen", "observation['screenshot'] must be a uint8 array"),  # a grey 2-D screenshot
         ("raises", "step raised on text that holds no action"),  # model output must never raise
+        # the optional anchor name must be a str (GiGPO compares it)
+        ("state_key_number", "info['state_key'] must be None or a non-empty str, got 7"),
     ],
 )
 def test_an_env_that_breaks_the_contract_is_refused_naming_what(broken, named):
     with pytest.raises(ContractError, match=named.replace("[", r"\[").replace("(", r"\(")):
         check_env(Plain(broken))
+
+
+def screen(value: int, shape=(16, 32, 3)) -> np.ndarray:
+    return np.full(shape, value, np.uint8)
+
+
+def one_pixel_changed() -> np.ndarray:
+    changed = screen(0)
+    changed[0, 0, 0] = 1
+    return changed
+
+
+STATE_KEY_CASES = [
+    # (observation a, info a, observation b, info b, the same state?)
+    # the same screenshot and instruction: one state (episodes of a reset meet there)
+    ({"screenshot": screen(0), "instruction": "Go"}, {}, {"screenshot": screen(0), "instruction": "Go"}, {}, True),
+    # one pixel differs: two states
+    ({"screenshot": screen(0), "instruction": "Go"}, {},
+     {"screenshot": one_pixel_changed(), "instruction": "Go"}, {}, False),
+    # the same pixels under another instruction: two states
+    ({"screenshot": screen(0), "instruction": "Go"}, {}, {"screenshot": screen(0), "instruction": "Stop"}, {}, False),
+    # the same bytes in another shape: two states
+    ({"screenshot": screen(0, (32, 16, 3)), "instruction": "Go"}, {},
+     {"screenshot": screen(0), "instruction": "Go"}, {}, False),
+    # screens that differ (a clock) but the environment names the same state: one state
+    ({"screenshot": screen(0), "instruction": "Go"}, {"state_key": "home"},
+     {"screenshot": screen(9), "instruction": "Go"}, {"state_key": "home"}, True),
+    # the same screen that the environment names as two states: two
+    ({"screenshot": screen(0), "instruction": "Go"}, {"state_key": "home"},
+     {"screenshot": screen(0), "instruction": "Go"}, {"state_key": "settings"}, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("first", "first_info", "second", "second_info", "same"), STATE_KEY_CASES)
+def test_state_key(first, first_info, second, second_info, same):
+    assert (state_key(first, first_info) == state_key(second, second_info)) == same
 
 
 @pytest.mark.parametrize(

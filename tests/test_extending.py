@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from r1_gui import rewards
+from r1_gui.actions import Action
 
 
 def test_a_reward_of_your_own_named_module_function(tmp_path, monkeypatch):
@@ -27,6 +28,29 @@ def test_a_reward_of_your_own_named_module_function(tmp_path, monkeypatch):
         rewards.check_reward_needs(["my_rewards:short_answer"], {"episode"}, "--env r1_gui/Phone-v0")
     with pytest.raises(ValueError, match="--reward_funcs my_rewards:nothing"):
         rewards.get_reward_funcs(["my_rewards:nothing"])
+
+
+def test_an_episode_reward_of_your_own_with_per_turn_values(tmp_path, monkeypatch):
+    from r1_gui.agent.context import History
+    from r1_gui.agent.loop import Episode, Turn
+
+    (tmp_path / "my_turn_rewards.py").write_text(
+        "def clicks(completions=None, episode=None, *, per_turn=False, **columns):\n"
+        '    per_turn_values = [[float(t.action is not None and t.action.type == "click") for t in e.turns] for e in episode]\n'
+        "    return per_turn_values if per_turn else [sum(v) / max(1, len(v)) for v in per_turn_values]\n"
+        'clicks.needs = ("episode",)\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
+    monkeypatch.setattr(rewards, "REWARD_NEEDS", dict(rewards.REWARD_NEEDS))
+    rewards.check_reward_needs(["task_success", "my_turn_rewards:clicks"], {"episode"}, "--env r1_gui/Phone-v0")
+    _, mine = rewards.get_reward_funcs(["task_success", "my_turn_rewards:clicks"])
+    episode = Episode("go_home", 0, History("x", [], [], []))
+    for action in (Action("click", x=0.1, y=0.2), None, Action("wait", seconds=1.0)):  # a click, nothing, a wait
+        episode.turns.append(Turn(None, [], "", None, action, None))
+    assert mine(episode=[episode]) == [pytest.approx(1 / 3)]
+    assert rewards.turn_values(mine, [episode]) == [[1.0, 0.0, 0.0]]
 
 
 def test_a_benchmark_entry(tmp_path, monkeypatch):

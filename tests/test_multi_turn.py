@@ -19,7 +19,7 @@ from r1_gui.agent.loop import Episode, Turn, play_episodes
 from r1_gui.envs.pool import EnvPool
 from r1_gui.grpo_gui import main
 from r1_gui.multi_turn import trainer as multi_turn_trainer
-from r1_gui.multi_turn.trainer import episode_row
+from r1_gui.multi_turn.rollout import episode_row
 from r1_gui.processing import CHAT_TEMPLATE, load_processor
 from r1_gui.training.grpo import parse_grpo_arguments
 
@@ -118,23 +118,44 @@ def test_the_screenshot_window_holds_exactly_the_last_history_images(processor):
         assert turn.context.context_ids.count(pad_id) == per_image * len(turn.context.images)
 
 
+def test_each_turn_keeps_its_step_reward_and_the_state_it_was_generated_from(processor):
+    import numpy as np
+
+    from r1_gui.envs.contract import state_key
+    from r1_gui.multi_turn.expert import ExpertPolicy
+
+    played = play(processor, ExpertPolicy(processor.tokenizer), [("go_home", 7), ("go_home", 7), ("go_home", 8)],
+                  max_turns=8)  # fmt: skip
+    for episode in played:
+        assert episode.success and episode.terminated
+        # the environment's step reward: 1.0 for the action that ended the episode in success, 0 before
+        assert [turn.reward for turn in episode.turns] == [0.0] * (len(episode.turns) - 1) + [1.0]
+        # each turn's state is the screen (and instruction) its context ended with
+        for shown, turn in zip(episode.history.screenshots, episode.turns, strict=False):
+            observation = {"screenshot": np.asarray(shown), "instruction": episode.history.instruction}
+            assert turn.state_key == state_key(observation, {})
+    # the same reset played the same way passes through the same states; another seed starts elsewhere
+    assert [t.state_key for t in played[0].turns] == [t.state_key for t in played[1].turns]
+    assert played[0].turns[0].state_key != played[2].turns[0].state_key
+
+
 def test_the_row_mask_excludes_every_tool_response_token(processor):
     (episode,) = play(processor, scripted(processor, [MALFORMED, CLICK_NOWHERE]), [("go_home", 4)], max_turns=3)
     row = episode_row(episode, processor.tokenizer)
-    completion, mask = row["completion_ids"], row["env_mask"]
+    completion, mask = row.completion_ids, row.env_mask
     assert len(completion) == len(mask)
     answer_positions = {
         p
-        for offset, turn in zip(episode.offsets, episode.turns, strict=True)
+        for offset, turn in zip(row.offsets, episode.turns, strict=True)
         for p in range(offset, offset + len(turn.completion_ids))
     }
     for position, value in enumerate(mask):
         assert value == (1 if position in answer_positions else 0), position
     tool_text = processor.tokenizer.decode([token for token, m in zip(completion, mask, strict=True) if m == 0])
     assert tool_text.count("<tool_response>") == 2 and "error:" in tool_text
-    for offset, turn in zip(episode.offsets, episode.turns, strict=True):  # each answer lies where its offset says
+    for offset, turn in zip(row.offsets, episode.turns, strict=True):  # each answer lies where its offset says
         assert completion[offset : offset + len(turn.completion_ids)] == turn.completion_ids
-    assert row["prompt_ids"] == episode.turns[0].context.context_ids
+    assert row.prompt_ids == episode.turns[0].context.context_ids
 
 
 def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
@@ -239,6 +260,55 @@ def test_task_success_and_registered_names():
         )
 
 
+# -- per-turn values (GiGPO's step rewards) -----------------------------------------------------------------------
+
+PER_TURN_CASES = [
+    # (reward, turns (text, parsed action, expert action), success, per-turn values)
+    # an exact click (1.0), one 0.17 away (0.5), a type turn the click distance does not apply to
+    ("episode_click_distance",
+     [("", Action("click", x=0.5, y=0.5), CLICK_GT), ("", Action("click", x=0.5, y=0.67), CLICK_GT),
+      ("", None, TYPE_GT)], False, [1.0, 0.5, None]),
+    # the success belongs to the last turn, whose action ended the episode
+    ("task_success", [("", None, CLICK_GT)] * 3, True, [0.0, 0.0, 1.0]),
+    ("task_success", [("", None, CLICK_GT)] * 2, False, [0.0, 0.0]),
+    # well formed, then bare code
+    ("episode_format", [(WELL_FORMED, None, CLICK_GT), ("<tool_call>{}</tool_call>", None, CLICK_GT)], False,
+     [1.0, 0.0]),
+    # right type, then nothing parsed
+    ("episode_action_type", [("", Action("click", x=0.1, y=0.1), CLICK_GT), ("", None, TYPE_GT)], False, [1.0, 0.0]),
+    # typed "new york city" for "new york" (0.8); a click turn has no text to compare
+    ("episode_text_f1", [("", Action("type", text="new york city"), TYPE_GT), ("", None, CLICK_GT)], False,
+     [0.8, None]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "turns", "success", "expected"), PER_TURN_CASES)
+def test_episode_rewards_give_per_turn_values(name, turns, success, expected):
+    (reward,) = rewards.get_reward_funcs([name])
+    (values,) = rewards.turn_values(reward, [_episode(*turns, success=success)])
+    assert values == [None if value is None else pytest.approx(value) for value in expected]
+    # the per-turn values are what the episode's score averages (task_success: the last turn's)
+    (score,) = reward(episode=[_episode(*turns, success=success)])
+    scored = [value for value in values if value is not None]
+    assert score == pytest.approx(scored[-1] if name == "task_success" else sum(scored) / len(scored))
+
+
+def test_a_reward_without_per_turn_values_and_one_that_gives_the_wrong_number():
+    def episode_only(completions=None, episode=None, **kwargs):
+        return [1.0 for _ in episode]
+
+    def short(completions=None, episode=None, *, per_turn=False, **kwargs):
+        return [[1.0] for _ in episode] if per_turn else [1.0 for _ in episode]
+
+    two_turns = _episode(("", None, CLICK_GT), ("", None, CLICK_GT))
+    assert rewards.turn_values(episode_only, [two_turns]) is None
+    assert not rewards.declares_per_turn(episode_only) and rewards.declares_per_turn(short)
+    with pytest.raises(ValueError, match=r"reward 'short' with per_turn=True gave episode 0 \(2 turns\) \[1.0\]"):
+        rewards.turn_values(short, [two_turns])
+    with pytest.raises(ValueError, match="'episode_click_distance' has no parameter"):  # not a setting
+        rewards.get_reward_funcs(["episode_click_distance"], reward_kwargs={"episode_click_distance": {"per_turn": 1}})
+
+
 # -- training -----------------------------------------------------------------------------------------------------
 
 
@@ -265,7 +335,7 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
 
     def recording(self, inputs):
         output = original(self, inputs)
-        batches.append((list(self.book.episodes), output["tool_mask"].clone(), output["completion_mask"].clone()))
+        batches.append((list(self.book.recorded), output["tool_mask"].clone(), output["completion_mask"].clone()))
         return output
 
     monkeypatch.setattr(multi_turn_trainer.MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
@@ -290,7 +360,8 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
     assert {"rewards/turn_digits/go_home", "rewards/turn_digits/open_app"} <= keys, "per-task rewards"
     assert "episodes/env_failures" in keys
     assert len(batches) == 2
-    for episodes, tool_mask, completion_mask in batches:
+    for rows, tool_mask, completion_mask in batches:
+        episodes = [row.episode for row in rows]
         # groups hold whole episodes of the same reset: rows 0-1 one reset, rows 2-3 another
         assert [(e.task, e.seed) for e in episodes[0::2]] == [(e.task, e.seed) for e in episodes[1::2]]
         assert (episodes[0].task, episodes[0].seed) != (episodes[2].task, episodes[2].seed)
@@ -298,10 +369,10 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
             e.history.screenshots[0] == f.history.screenshots[0]
             for e, f in zip(episodes[0::2], episodes[1::2], strict=True)
         )
-        for row, episode in enumerate(episodes):
+        for row, (record, episode) in enumerate(zip(rows, episodes, strict=True)):
             answers = {
                 p
-                for o, t in zip(episode.offsets, episode.turns, strict=True)
+                for o, t in zip(record.offsets, episode.turns, strict=True)
                 for p in range(o, o + len(t.completion_ids))
             }
             length = int(completion_mask[row].sum())
@@ -438,9 +509,9 @@ def test_each_turn_is_scored_in_its_own_context(arch, request, tmp_path):
         logps, _, _ = trainer._get_per_token_logps_and_entropies(
             trainer.model, ids, torch.ones_like(ids), completion.size(1)
         )
-        for row, episode in enumerate(trainer.book.episodes):
-            assert len(episode.turns) == 2
-            for offset, turn in zip(episode.offsets, episode.turns, strict=True):
+        for row, record in enumerate(trainer.book.recorded):
+            assert len(record.turns) == 2
+            for offset, turn in zip(record.offsets, record.turns, strict=True):
                 context = torch.tensor([turn.context.context_ids + turn.completion_ids])
                 logits = model(
                     input_ids=context,
@@ -750,6 +821,13 @@ def test_grpo_beta_reaches_grpo_gui(tmp_path):
          "error: --expert_sft_weight 0.5: helpers.button_env:Button-v0 has no expert"),
         ("tiny_cpu_grpo.yaml", ["--expert_sft_weight", "0.5"],
          "error: --expert_sft_weight 0.5 trains on an environment expert's answers: it needs --env"),
+        # step-level credit: a name that is no estimator, a discount outside (0, 1], GiGPO on a dataset
+        ("tiny_cpu_phone_grpo.yaml", ["--advantage_estimator", "gigpo_v2"],
+         "error: --advantage_estimator gigpo_v2: choose grpo or gigpo"),
+        ("tiny_cpu_phone_grpo.yaml", ["--advantage_estimator", "gigpo", "--step_gamma", "1.5"],
+         "error: --step_gamma must be in (0, 1], got 1.5"),
+        ("tiny_cpu_grpo.yaml", ["--advantage_estimator", "gigpo"],
+         "error: --advantage_estimator gigpo gives credit to the turns of episodes: it needs --env"),
     ],
 )  # fmt: skip
 def test_a_reward_or_dataset_the_run_cannot_use_is_one_error_line(

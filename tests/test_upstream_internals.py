@@ -42,7 +42,7 @@ METHODS = [
 GRPO_ATTRIBUTES = [
     "_metrics", "_tokenizer", "_entropy_bonus_enabled", "eos_token_ids", "generation_config", "generation_kwargs",
     "vllm_generation", "use_vllm", "num_generations_eval", "reward_weights", "top_entropy_quantile",
-    "aux_loss_enabled", "chat_template_kwargs", "log_completions",
+    "aux_loss_enabled", "chat_template_kwargs", "log_completions", "reward_funcs", "num_generations", "scale_rewards",
 ]  # fmt: skip
 
 
@@ -89,3 +89,15 @@ def test_the_call_order_the_multi_turn_trainer_assumes():
     assert "_get_per_token_logps_and_entropies(" in inspect.getsource(GRPOTrainer._generate_and_score_completions)
     assert "shuffle_sequence_dict(" in inspect.getsource(GRPOTrainer._prepare_inputs)
     assert "rollout_func" in inspect.signature(GRPOTrainer.__init__).parameters
+
+
+def test_the_loss_takes_an_advantage_per_token():
+    """GiGPO (`--advantage_estimator gigpo`, MultiTurnGRPOTrainer._step_credit) hands trl's loss one advantage per
+    completion token, (rows, tokens), where trl's own advantages are one per row: trl 1.16's _compute_loss widens
+    only a one-dimensional advantage, and trl's _generate_and_score_completions hands on the advantages it normalised
+    per group, sliced to the process's rows."""
+    from trl import GRPOTrainer
+
+    assert "if advantages.dim() == 1:" in inspect.getsource(GRPOTrainer._compute_loss)
+    generate = inspect.getsource(GRPOTrainer._generate_and_score_completions)
+    assert "advantages = advantages[process_slice]" in generate and '"advantages": advantages,' in generate

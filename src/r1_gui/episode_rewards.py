@@ -15,6 +15,13 @@ text) against the environment's expert action *on that turn's screen*, with the 
 | `task_success` | 1 when the environment's final-state check passed (the whole episode) | |
 
 None of them raises: a row without an episode scores None.
+
+**Per-turn values** (for GiGPO's step-level credit, `r1_gui.multi_turn.advantages`): a reward declares them by taking
+the keyword `per_turn` (default False); called with `per_turn=True` it returns, per episode, one value per turn (None
+where it does not apply to that turn, counted as 0) instead of the episode's score. Every reward above does: the
+per-turn ones give each turn's score before the mean, `task_success` gives 0 on every turn but the last, which holds
+the episode's success. `r1_gui.rewards.turn_values` reads them. A reward of your own (`module:function`) declares them
+the same way; one that does not take `per_turn` counts for the episode-level advantage only.
 """
 
 from __future__ import annotations
@@ -28,14 +35,7 @@ from r1_gui.scoring import click_distance_score, click_gaussian_score, text_f1_s
 
 
 def _turn_mean(episode: Any, score: Callable[[Any], float | None]) -> float | None:
-    values = []
-    for turn in getattr(episode, "turns", None) or []:
-        try:
-            value = score(turn)
-        except Exception:  # "never raises": a turn that cannot be scored is left out
-            value = None
-        if value is not None and math.isfinite(value):
-            values.append(float(value))
+    values = [value for value in _turn_scores(episode, score) if value is not None]
     return sum(values) / len(values) if values else None
 
 
@@ -44,14 +44,29 @@ def _no_episodes(completions) -> list[None]:
     return [None] * len(completions) if isinstance(completions, (list, tuple)) else []
 
 
-def _per_episode(completions, episode, score: Callable[[Any], float | None]) -> list[float | None]:
+def _turn_scores(episode: Any, score: Callable[[Any], float | None]) -> list[float | None]:
+    """Each turn's score (None where it does not apply or cannot be scored)."""
+    values = []
+    for turn in getattr(episode, "turns", None) or []:
+        try:
+            value = score(turn)
+        except Exception:  # "never raises": a turn that cannot be scored is left out
+            value = None
+        values.append(float(value) if value is not None and math.isfinite(value) else None)
+    return values
+
+
+def _per_episode(completions, episode, score: Callable[[Any], float | None], per_turn: bool = False) -> list:
+    """Per episode: the mean of its turns' scores, or with `per_turn` the scores themselves (see the module docstring)."""
     if not isinstance(episode, (list, tuple)):
         return _no_episodes(completions)
+    if per_turn:
+        return [_turn_scores(item, score) if item is not None else None for item in episode]
     return [_turn_mean(item, score) if item is not None else None for item in episode]
 
 
 def episode_format_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
 ):
     """Mean over turns of 1 when the turn is written as Thought -> Action -> one mobile_use `<tool_call>` whose
     action parses (the single-step `format` rule of the mobile_use style), else 0.
@@ -60,11 +75,12 @@ def episode_format_reward(
         completions,
         episode,
         lambda turn: float(styled_action(turn.text, "mobile_use", coordinates="grid999") is not None),
+        per_turn,
     )
 
 
 def episode_action_type_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
 ):
     """Mean over turns of 1 when the turn's action type is the expert's (0 when the text did not parse).
     Example: expert click, click then nothing parsed -> 0.5."""
@@ -74,7 +90,7 @@ def episode_action_type_reward(
             return None
         return float(turn.action is not None and turn.action.type == turn.expert_action.type)
 
-    return _per_episode(completions, episode, score)
+    return _per_episode(completions, episode, score, per_turn)
 
 
 def episode_click_distance_reward(
@@ -84,12 +100,13 @@ def episode_click_distance_reward(
     coordinates=None,
     screen_size=None,
     prompt_style=None,
+    per_turn=False,
     threshold: float = 0.04,
     cutoff: float = 0.3,
     **kwargs,
 ):
     """Mean of `click_distance_score` over the turns whose expert action has a point; None when none has.
-    Example: an exact click and one 0.17 away -> (1.0 + 0.5) / 2 = 0.75."""
+    Example: an exact click and one 0.17 away -> (1.0 + 0.5) / 2 = 0.75; per turn -> [1.0, 0.5]."""
     return _per_episode(
         completions,
         episode,
@@ -98,6 +115,7 @@ def episode_click_distance_reward(
             if turn.expert_action is None
             else click_distance_score(turn.action, turn.expert_action, threshold, cutoff)
         ),
+        per_turn,
     )
 
 
@@ -108,6 +126,7 @@ def episode_click_gaussian_reward(
     coordinates=None,
     screen_size=None,
     prompt_style=None,
+    per_turn=False,
     sigma: float = 0.05,
     **kwargs,
 ):
@@ -123,11 +142,12 @@ def episode_click_gaussian_reward(
             if turn.expert_action is None
             else click_gaussian_score(turn.action, turn.expert_action, getattr(turn, "target_box", None), sigma)
         ),
+        per_turn,
     )
 
 
 def episode_text_f1_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
 ):
     """Mean of `text_f1_score` over the turns whose expert action carries text (type, open_app, answer).
     Example: typed "new york city" where the expert types "new york" -> 0.8."""
@@ -135,17 +155,29 @@ def episode_text_f1_reward(
         completions,
         episode,
         lambda turn: None if turn.expert_action is None else text_f1_score(turn.action, turn.expert_action),
+        per_turn,
     )
 
 
 def task_success_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, **kwargs
+    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
 ):
-    """1.0 when the episode ended in success (the environment's final-state check), else 0.0.
-    Example: the goal state reached and terminate(success) written -> 1.0."""
+    """1.0 when the episode ended in success (the environment's final-state check), else 0.0; per turn, that value
+    at the last turn (whose action ended the episode) and 0 before it.
+    Example: the goal state reached and terminate(success) written -> 1.0; per turn, in 3 turns -> [0, 0, 1]."""
     if not isinstance(episode, (list, tuple)):
         return _no_episodes(completions)
-    return [None if item is None else float(bool(getattr(item, "success", False))) for item in episode]
+    success = [None if item is None else float(bool(getattr(item, "success", False))) for item in episode]
+    if per_turn:
+        return [
+            None if item is None else _at_last_turn(item, value) for item, value in zip(episode, success, strict=True)
+        ]
+    return success
+
+
+def _at_last_turn(episode: Any, value: float) -> list[float]:
+    turns = len(getattr(episode, "turns", None) or [])
+    return [0.0] * (turns - 1) + [value] if turns else []
 
 
 EPISODE_REWARDS: dict[str, Callable[..., list[float | None]]] = {

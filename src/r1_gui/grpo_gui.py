@@ -13,7 +13,7 @@ command line is checked (r1_gui.training.precheck) before torch and trl are impo
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main
+from r1_gui.cli_errors import UserError, cli_main, user_errors
 from r1_gui.training.precheck import precheck
 
 
@@ -33,6 +33,17 @@ def main(script_args, training_args, model_args, env_pool=None) -> None:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "
             "--env (a dataset run has no expert turns); drop it"
+        )
+    elif script_args.advantage_estimator != "grpo":
+        from r1_gui.multi_turn.advantages import check_step_credit
+
+        with user_errors():  # a name that is no estimator at all is said so first
+            check_step_credit(
+                script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma
+            )
+        raise UserError(
+            f"--advantage_estimator {script_args.advantage_estimator} gives credit to the turns of episodes: it "
+            "needs --env (a dataset run's completions are one turn each); drop it"
         )
     else:
         from r1_gui.training.grpo import single_step_trainer

@@ -19,6 +19,9 @@ Keywords bound by the trainer (``get_reward_funcs``) and accepted by every rewar
 
 Reward-specific parameters are keyword-only with documented defaults, settable per reward through
 ``get_reward_funcs(..., reward_kwargs={"click_distance": {"threshold": 0.05}})``.
+
+An episode reward (an ``--env`` run) may also declare per-turn values, which GiGPO's step-level credit adds up turn by
+turn: it takes the keyword ``per_turn`` (see ``r1_gui.episode_rewards``); ``turn_values`` reads them.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from r1_gui.scoring.guir1 import guir1_accuracy_score, guir1_format_score
 logger = logging.getLogger(__name__)
 
 BOUND_KWARGS = ("coordinates", "screen_size", "prompt_style")
+PER_TURN = "per_turn"  # the keyword by which an episode reward declares per-turn values (r1_gui.episode_rewards)
 
 
 # ------------------------------------------------------------------------------------------- row plumbing
@@ -406,7 +410,7 @@ def reward_params(name: str) -> dict[str, Any]:
     return {
         p.name: p.default
         for p in signature.parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in BOUND_KWARGS
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in (*BOUND_KWARGS, PER_TURN)
     }
 
 
@@ -434,6 +438,34 @@ class BoundReward:
 
     def __repr__(self) -> str:
         return f"BoundReward({self.__name__!r}, {self.kwargs})"
+
+
+def declares_per_turn(reward: Callable) -> bool:
+    """Whether a reward (registered, bound or your own) takes the `per_turn` keyword (`r1_gui.episode_rewards`)."""
+    func = reward.func if isinstance(reward, BoundReward) else reward
+    try:
+        return PER_TURN in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # a callable without a signature (a builtin, a reward model) declares nothing
+        return False
+
+
+def turn_values(reward: Callable, episodes: Sequence[Any]) -> list[list[float | None]] | None:
+    """A reward's per-turn values for `episodes`, one list per episode with one value per turn (None: does not apply),
+    from `reward(episode=episodes, per_turn=True)`; None when the reward declares no per-turn values. What the reward
+    returns is checked: ValueError naming the reward when it does not hold one finite number or None per turn."""
+    if not declares_per_turn(reward):
+        return None
+    name = getattr(reward, "__name__", repr(reward))
+    values = reward(episode=list(episodes), per_turn=True)
+    if not isinstance(values, (list, tuple)) or len(values) != len(episodes):
+        raise ValueError(f"reward {name!r} with per_turn=True must return one list per episode ({len(episodes)})")
+    for index, (episode, per_turn) in enumerate(zip(episodes, values, strict=True)):
+        turns = len(episode.turns)
+        if not isinstance(per_turn, (list, tuple)) or len(per_turn) != turns:
+            raise ValueError(f"reward {name!r} with per_turn=True gave episode {index} ({turns} turns) {per_turn!r}")
+        if any(value is not None and not (is_number(value) and math.isfinite(value)) for value in per_turn):
+            raise ValueError(f"reward {name!r} with per_turn=True gave episode {index} a value that is not a number")
+    return [list(per_turn) for per_turn in values]
 
 
 def _split_names(names: Sequence[str] | str) -> list[str]:

@@ -26,6 +26,7 @@ from PIL import Image
 
 from r1_gui.actions import Action
 from r1_gui.agent.context import History, tool_response, turn_messages
+from r1_gui.envs.contract import state_key
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Turn:
     logprobs: list[float] | None = None
     matched: bool | None = None  # a recorded step was matched (the environment's optional `matched` info key)
     target_box: tuple[float, float, float, float] | None = None  # the element the expert would click on this screen
+    reward: float = 0.0  # the environment's step reward for this turn's action (0 when the environment failed)
+    state_key: str | None = None  # the state the turn was generated from (`r1_gui.envs.contract.state_key`)
 
 
 @dataclass
@@ -64,7 +67,6 @@ class Episode:
     success: bool = False
     progress: float | None = None  # share of the task done (the environment's optional `progress` info key)
     env_failure: str | None = None  # why the environment failed during this episode (the pool rebuilt it)
-    offsets: list[int] = field(default_factory=list)  # where each turn's answer starts in the GRPO row
 
     @property
     def done(self) -> bool:
@@ -114,12 +116,13 @@ def play_episodes(
         raise ValueError(f"--history_images must be at least 1 (the current screenshot), got {history_images}")
     slots = pool.slots_for([task for task, _ in resets]) if slots is None else list(slots)
     started = pool.reset(slots, [seed for _, seed in resets], [task for task, _ in resets])
-    episodes, infos = [], []
+    episodes, infos, states = [], [], []
     for (task, seed), outcome in zip(resets, started, strict=True):
         observation, info = outcome.result
         history = History(str(observation["instruction"]), [Image.fromarray(observation["screenshot"])], [], [])
         episodes.append(Episode(str(info.get("task", task)), int(seed), history, progress=info.get("progress")))
         infos.append(info)
+        states.append(state_key(observation, info))
     for turn in range(max_turns):
         live = [i for i, episode in enumerate(episodes) if not episode.done]
         if not live:
@@ -134,15 +137,16 @@ def play_episodes(
         for position, (i, outcome) in enumerate(zip(live, outcomes, strict=True)):
             episode, ids = episodes[i], answers[position]
             if not outcome.ok:
-                info, observation, terminated, truncated = (
+                info, observation, reward, terminated, truncated = (
                     {"error": f"environment failure: {outcome.failure}"},
                     None,
+                    0.0,
                     False,
                     False,
                 )
                 episode.env_failure = outcome.failure
             else:
-                observation, _, terminated, truncated, info = outcome.result
+                observation, reward, terminated, truncated, info = outcome.result
             episode.turns.append(
                 Turn(
                     context=inputs[position],
@@ -154,10 +158,13 @@ def play_episodes(
                     logprobs=None if logprobs is None else list(logprobs[position]),
                     matched=info.get("matched"),
                     target_box=infos[i].get("target_box"),
+                    reward=float(reward),
+                    state_key=states[i],
                 )
             )
             if observation is None:
                 continue
+            states[i] = state_key(observation, info)
             episode.history.texts.append(texts[position])
             episode.history.responses.append(tool_response(turn + 1, info.get("error")))
             episode.history.screenshots.append(Image.fromarray(np.asarray(observation["screenshot"])))

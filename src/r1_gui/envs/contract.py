@@ -14,7 +14,8 @@ the same first observation, so the episodes of a GRPO group play the same task i
 **`step(action)`**: `action` is the model's raw text (any style `r1_gui.actions.extract_action` reads) or an
 `r1_gui.actions.Action`. It never raises on model output: text that does not parse, points off the screen, NaN,
 huge strings and actions the environment does not know are a step that changes nothing, with `info["error"]` saying
-why. `reward` is 1.0 when the episode ends in success, else 0.0 (r1_gui's rewards read `info`, not `reward`).
+why. `reward` is 1.0 when the episode ends in success, else 0.0 (r1_gui's reward functions read `info`; GiGPO adds each
+step's `reward` to its turn's per-turn reward).
 `terminated`: the episode ended (the agent wrote terminate, or the task reached an end state); `truncated`: the
 environment's own step limit (`info["max_steps"]`) ran out.
 
@@ -37,7 +38,10 @@ rewards that compare with it, `episode_*`, need it and say so at start-up when a
 (share of the task done, in [0, 1]), `matched` (the step matched a recorded step: replay), `raw_reward` (the backend's
 own reward before r1_gui's 0/1), `target_box` (where the expert's action is a click on an element: that element's box
 [x1, y1, x2, y2] normalized to the screenshot, else None; the agent loop keeps it on each turn and the episode
-evaluation's `click_hit_rate` counts the clicks that land in it).
+evaluation's `click_hit_rate` counts the clicks that land in it), `state_key` (a str naming the state the observation
+shows; GiGPO's anchor groups compare it (`state_key()`, `--advantage_estimator gigpo`). Without it the state is a hash
+of the screenshot and the instruction; a backend whose screenshots carry noise, a clock or an animation, names its
+state here so that equal states still meet).
 
 **Declared capabilities** (attributes of the unwrapped environment, all optional):
 
@@ -58,6 +62,7 @@ model loads, and tests run it on every backend.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -71,7 +76,7 @@ import numpy as np
 from r1_gui.actions import Action, extract_action, read_bbox
 
 INFO_KEYS = ("task", "instruction", "success", "error", "action", "parsed", "screen_size", "step", "max_steps")
-OPTIONAL_INFO_KEYS = ("expert_action", "progress", "matched", "raw_reward", "target_box")
+OPTIONAL_INFO_KEYS = ("expert_action", "progress", "matched", "raw_reward", "target_box", "state_key")
 MAX_TEXT_CHARS = 65_536  # longer model text is refused unread (a generation cut at max_new_tokens is far shorter)
 INSTRUCTION_SPACE = gym.spaces.Text(min_length=1, max_length=512, charset=string.printable)
 ACTION_TEXT_SPACE = gym.spaces.Text(min_length=0, max_length=256, charset=string.printable)
@@ -184,6 +189,19 @@ def reset_options(task: str | None) -> dict | None:
     return {"task": task} if task is not None else None
 
 
+def state_key(observation: dict, info: dict) -> str:
+    """The state an observation shows, as GiGPO's anchor groups compare it: the environment's own
+    `info["state_key"]` where it gives one, else a hash of the instruction and the screenshot (its shape and bytes)."""
+    named = info.get("state_key")
+    if named is not None:
+        return f"env:{named}"
+    screenshot = np.ascontiguousarray(observation["screenshot"])
+    digest = hashlib.blake2b(str(observation["instruction"]).encode(), digest_size=16)
+    digest.update(repr(screenshot.shape).encode())
+    digest.update(screenshot.tobytes())
+    return f"screen:{digest.hexdigest()}"
+
+
 # ---------------------------------------------------------------------------------------------- making one
 
 
@@ -278,6 +296,9 @@ def check_info(info: Any, where: str) -> list[str]:
     box = info.get("target_box")
     if box is not None and read_bbox(box, normalized=True) is None:
         problems.append(f"{where}: info['target_box'] must be None or [x1, y1, x2, y2] in [0, 1], got {box!r}")
+    named = info.get("state_key")
+    if named is not None and not (isinstance(named, str) and named):
+        problems.append(f"{where}: info['state_key'] must be None or a non-empty str, got {named!r}")
     progress = info.get("progress")
     if progress is not None and not (isinstance(progress, (int, float)) and 0 <= progress <= 1):
         problems.append(f"{where}: info['progress'] must be a number in [0, 1], got {progress!r}")

@@ -2,6 +2,9 @@
 
 - `trainer`: `MultiTurnGRPOTrainer` (trl's `rollout_func` over the agent loop, `r1_gui.agent.loop`; each turn
   scored in its own context) and `EpisodeBook`, the state its hooks share;
+- `rollout`: `EpisodeRow`, the typed record of one episode as a GRPO row (ids, masks, turn offsets, per-turn rewards
+  and advantages) that the rollout hands the loss;
+- `advantages`: GiGPO's step-level credit (`--advantage_estimator gigpo`), pure functions over plain lists;
 - `train`: `grpo_gui.py --env ID` (`multi_turn_trainer`): the environment checked, the tasks and rewards matched to
   it, the token budget printed, before any weights load;
 - `demo`: `python -m r1_gui.demo --multi_turn`.

@@ -27,6 +27,7 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
     """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
     from r1_gui.agent.context import check_token_budget
     from r1_gui.envs.contract import parse_env_kwargs
+    from r1_gui.multi_turn.advantages import check_step_credit
 
     if training_args.max_tool_calling_iterations is not None:
         raise ValueError("--max_tool_calling_iterations bounds trl's own tool loop; with --env set --max_turns")
@@ -41,6 +42,7 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
         raise ValueError(f"--expert_sft_weight must be 0 (off) or more, got {script_args.expert_sft_weight}")
     if script_args.env_episodes < 1:
         raise ValueError(f"--env_episodes must be at least 1, got {script_args.env_episodes}")
+    check_step_credit(script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma)
     env_kwargs = parse_env_kwargs(script_args.env_kwargs)
     budget = check_token_budget(script_args.max_turns, script_args.max_turn_tokens, training_args.max_completion_length)
     return env_kwargs, budget
@@ -139,5 +141,8 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         system=script_args.system_prompt,
         expert_sft_weight=script_args.expert_sft_weight,
         close_pool=not lent,
+        advantage_estimator=script_args.advantage_estimator,
+        step_advantage_weight=script_args.step_advantage_weight,
+        step_gamma=script_args.step_gamma,
     )
     return trainer, resume

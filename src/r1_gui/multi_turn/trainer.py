@@ -11,7 +11,7 @@ differs from `GUIGRPOTrainer`, and nothing else:
 1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task and seed);
    trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
    The episodes play side by side in an `r1_gui.envs.pool.EnvPool` (one worker process per episode of the
-   process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row (`episode_row`):
+   process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row (`r1_gui.multi_turn.rollout.EpisodeRow`):
    the turns' answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool
    tokens), which trl multiplies into the loss mask. An episode whose environment failed (raised, hung past
    `--env_step_timeout`, died) is scored as a failure and counted (`episodes/env_failures`); the pool rebuilds it.
@@ -29,6 +29,13 @@ differs from `GUIGRPOTrainer`, and nothing else:
    plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate` (the
    share of turns whose action parsed) and `episodes/env_failures` (episodes whose environment failed, summed over
    processes). The screenshot completions table does not apply (no image column).
+5. Step-level credit (`advantage_estimator="gigpo"`, `--advantage_estimator gigpo`; `_step_credit`, called at the
+   end of `_generate_and_score_completions`): the advantage becomes one per token instead of one per row: the
+   parent's episode advantage plus `step_advantage_weight` times each turn's step advantage
+   (`r1_gui.multi_turn.advantages`), over the turns of every process gathered, on each answer token of the turn
+   (trl 1.16's loss takes (rows, tokens) advantages as they are). Logged: `gigpo/anchor_groups`,
+   `gigpo/mean_group_size`, `gigpo/singleton_frac`, `gigpo/step_advantage_std`. With "grpo" (the default) nothing of
+   the parent's advantages changes.
 """
 
 from __future__ import annotations
@@ -45,9 +52,12 @@ from transformers import TrainerCallback
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
-from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS, observation_ids
+from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.agent.loop import Episode, TurnInput, play_episodes
 from r1_gui.envs.pool import EnvPool
+from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
+from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
+from r1_gui.rewards import turn_values
 from r1_gui.training.trainer import GUIGRPOTrainer, drop_rows_without_signal
 
 logger = logging.getLogger(__name__)
@@ -66,37 +76,14 @@ def read_reset(prompt: list[dict]) -> tuple[str | None, int]:
     return reset["task"], int(reset["seed"])
 
 
-def episode_row(episode: Episode, tokenizer) -> dict:
-    """One GRPO row: prompt ids (turn 0's context), completion ids, env_mask and logprobs; records each turn's
-    offset in the row on the episode (`offsets`)."""
-    completion, mask, logprobs, offsets = [], [], [], []
-    for index, turn in enumerate(episode.turns):
-        offsets.append(len(completion))
-        completion += turn.completion_ids
-        mask += [1] * len(turn.completion_ids)
-        logprobs += turn.logprobs if turn.logprobs is not None else [0.0] * len(turn.completion_ids)
-        if index + 1 < len(episode.turns):
-            tool = observation_ids(tokenizer, index + 1, turn.error)
-            completion += tool
-            mask += [0] * len(tool)
-            logprobs += [0.0] * len(tool)
-    episode.offsets = offsets
-    return {
-        "prompt_ids": episode.turns[0].context.context_ids,
-        "completion_ids": completion,
-        "env_mask": mask,
-        "logprobs": logprobs,
-        "offsets": offsets,
-    }
-
-
 class EpisodeBook:
-    """The episodes of the generation batch in training, and which of them the forward pass in progress scores: the
-    one piece of state the trainer's hooks share. trl 1.16 calls them in this order for each generation batch:
+    """The rows (`EpisodeRow`: episodes as GRPO rows) of the generation batch in training, and which of them the
+    forward pass in progress scores: the one piece of state the trainer's hooks share. trl 1.16 calls them in this
+    order for each generation batch:
 
-    1. `rollout_func` (our `_rollout`) -> `record(episodes)`: every row, in rollout order;
+    1. `rollout_func` (our `_rollout`) -> `record(rows)`: every row, in rollout order;
     2. inside trl's `_generate_and_score_completions`, the old-policy and reference log-prob passes over every row
-       in that order -> `rows_for(n)` (the recorded episodes, all of them);
+       in that order -> `rows_for(n)` (the recorded rows, all of them);
     3. our `_generate_and_score_completions` -> `index_column()`: the `episode_index` tensor, which trl shuffles and
        splits into micro-batches with the rest of the batch;
     4. per micro-batch, `_compute_loss` -> `select(episode_index)`, then its log-prob pass -> `rows_for(n)`.
@@ -106,34 +93,38 @@ class EpisodeBook:
     """
 
     def __init__(self):
-        self.episodes: list[Episode] = []
-        self.rows: list[int] = []
+        self.recorded: list[EpisodeRow] = []
+        self.selected: list[int] = []
         self.indexed = False
 
-    def record(self, episodes: list[Episode]) -> None:
-        self.episodes, self.rows, self.indexed = list(episodes), list(range(len(episodes))), False
+    @property
+    def episodes(self) -> list[Episode]:
+        return [row.episode for row in self.recorded]
+
+    def record(self, rows: list[EpisodeRow]) -> None:
+        self.recorded, self.selected, self.indexed = list(rows), list(range(len(rows))), False
 
     def index_column(self, device) -> torch.Tensor:
-        if not self.episodes or self.indexed:
+        if not self.recorded or self.indexed:
             raise RuntimeError("EpisodeBook: episode_index asked for before the rollout recorded its episodes")
         self.indexed = True
-        return torch.arange(len(self.episodes), device=device)
+        return torch.arange(len(self.recorded), device=device)
 
     def select(self, episode_index: torch.Tensor) -> None:
         if not self.indexed:
             raise RuntimeError("EpisodeBook: a loss pass began before _generate_and_score_completions indexed the rows")
         rows = episode_index.tolist()
-        if any(not 0 <= row < len(self.episodes) for row in rows):
-            raise RuntimeError(f"EpisodeBook: episode_index {rows} outside the {len(self.episodes)} recorded episodes")
-        self.rows = rows
+        if any(not 0 <= row < len(self.recorded) for row in rows):
+            raise RuntimeError(f"EpisodeBook: episode_index {rows} outside the {len(self.recorded)} recorded episodes")
+        self.selected = rows
 
-    def rows_for(self, count: int) -> list[Episode]:
-        if len(self.rows) != count:
+    def rows_for(self, count: int) -> list[EpisodeRow]:
+        if len(self.selected) != count:
             raise RuntimeError(
-                f"EpisodeBook: {count} rows in the pass but {len(self.rows)} episodes selected: trl called the hooks "
-                "in an order r1_gui does not expect (see EpisodeBook's docstring; written against trl 1.16)"
+                f"EpisodeBook: {count} rows in the pass but {len(self.selected)} episodes selected: trl called the "
+                "hooks in an order r1_gui does not expect (see EpisodeBook's docstring; written against trl 1.16)"
             )
-        return [self.episodes[row] for row in self.rows]
+        return [self.recorded[row] for row in self.selected]
 
 
 class ClosePoolAtEnd(TrainerCallback):
@@ -157,7 +148,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     Args (besides GUIGRPOTrainer's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
     expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
-    for a pool the caller goes on using).
+    for a pool the caller goes on using), advantage_estimator ("grpo" or "gigpo"), step_advantage_weight (GiGPO's
+    omega) and step_gamma (its discount).
     """
 
     def __init__(
@@ -170,8 +162,12 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         system: str | None = None,
         expert_sft_weight: float = 0.0,
         close_pool: bool = True,
+        advantage_estimator: str = "grpo",
+        step_advantage_weight: float = 1.0,
+        step_gamma: float = 0.95,
         **kwargs,
     ):
+        check_step_credit(advantage_estimator, step_advantage_weight, step_gamma)
         kwargs.setdefault("prompt_style", "mobile_use")
         kwargs.update(rollout_func=multi_turn_rollout, dedupe_images=False, completions_table_steps=0)
         # trl warns on every run that rollout_func is experimental: r1_gui chose it knowingly and pins trl 1.16
@@ -184,6 +180,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         self.max_turns, self.history_images, self.max_turn_tokens = max_turns, history_images, max_turn_tokens
         self.system = system
         self.expert_sft_weight = expert_sft_weight
+        self.advantage_estimator = advantage_estimator
+        self.step_advantage_weight, self.step_gamma = step_advantage_weight, step_gamma
         self.book = EpisodeBook()
         self._image_pad_id = self._tokenizer.convert_tokens_to_ids("<|image_pad|>")
 
@@ -202,14 +200,14 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             chat_template_kwargs=self.chat_template_kwargs,
         )
         rows = [episode_row(episode, self._tokenizer) for episode in episodes]
-        self.book.record(episodes)
+        self.book.record(rows)
         vllm = self.use_vllm
-        return {
-            "prompt_ids": [row["prompt_ids"] for row in rows],
-            "completion_ids": [row["completion_ids"] for row in rows],
-            "logprobs": [row["logprobs"] for row in rows] if vllm else None,
-            "env_mask": [row["env_mask"] for row in rows],
-            "episode": episodes,
+        return {  # trl's rollout_func keys; our hooks read the typed rows from the book
+            "prompt_ids": [row.prompt_ids for row in rows],
+            "completion_ids": [row.completion_ids for row in rows],
+            "logprobs": [row.logprobs for row in rows] if vllm else None,
+            "env_mask": [row.env_mask for row in rows],
+            "episode": episodes,  # the reward functions' column
             "family": [episode.task for episode in episodes],
         }
 
@@ -246,6 +244,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)
         output["episode_index"] = self.book.index_column(output["completion_ids"].device)
+        if self.advantage_estimator == "gigpo":
+            output["advantages"] = self._step_credit(output["advantages"], output["completion_ids"].size(1))
         return output
 
     def _compute_loss(self, model, inputs):
@@ -270,12 +270,12 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         compute_aux_loss=False,
         **image_inputs,
     ):
-        episodes = self.book.rows_for(input_ids.size(0))
+        rows = self.book.rows_for(input_ids.size(0))
         device = input_ids.device
         places = [
-            (row, offset, turn)
-            for row, ep in enumerate(episodes)
-            for offset, turn in zip(ep.offsets, ep.turns, strict=True)
+            (index, offset, turn)
+            for index, row in enumerate(rows)
+            for offset, turn in zip(row.offsets, row.turns, strict=True)
         ]
         sequences = [torch.tensor(turn.context.context_ids + turn.completion_ids) for _, _, turn in places]
         longest = max(len(turn.completion_ids) for _, _, turn in places)
@@ -372,3 +372,42 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         metrics["episodes/turn_parse_rate"].append(sum(turns_parsed) / max(1, len(turns_parsed)))
         metrics["episodes/env_failures"].append(float(sum(s[4] for s in summary)))
         return rewards_per_func
+
+    # -- 5. step-level credit (GiGPO) ---------------------------------------------------------------------------
+    def _step_credit(self, episode_advantages: torch.Tensor, width: int) -> torch.Tensor:
+        """This process's rows' per-token advantages under GiGPO; each row's record gets its turns' rewards and
+        advantages. The per-turn rewards and state keys of every process are gathered first: an anchor group holds the
+        turns of its reset's episodes wherever they were played, and every process computes the same groups. Groups
+        are `num_generations` consecutive rows of the gathered batch, as the parent's episode advantages are."""
+        rows = self.book.recorded
+        episodes = [row.episode for row in rows]
+        weighted = [
+            (weight, values)
+            for func, weight in zip(self.reward_funcs, self.reward_weights.tolist(), strict=True)
+            if (values := turn_values(func, episodes)) is not None
+        ]
+        for index, row in enumerate(rows):
+            env_rewards = [turn.reward for turn in row.turns]
+            row.turn_rewards = turn_rewards(env_rewards, [(weight, values[index]) for weight, values in weighted])
+        gathered = gather_object([(row.state_keys, row.turn_rewards) for row in rows])
+        mode = "train" if self.model.training else "eval"
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        credit = step_credit(
+            [index // num_generations for index in range(len(gathered))],
+            [keys for keys, _ in gathered],
+            [rewards for _, rewards in gathered],
+            self.step_gamma,
+            self.scale_rewards,
+        )
+        start = self.accelerator.process_index * len(rows)  # this process's slice, as the parent slices its own
+        local = credit.advantages[start : start + len(rows)]
+        for row, episode_advantage, steps in zip(rows, episode_advantages.tolist(), local, strict=True):
+            row.episode_advantage, row.step_advantages = episode_advantage, steps
+            row.turn_advantages = turn_advantages(episode_advantage, steps, self.step_advantage_weight)
+        metrics = self._metrics[mode]
+        metrics["gigpo/anchor_groups"].append(float(credit.anchor_groups))
+        metrics["gigpo/mean_group_size"].append(credit.mean_group_size)
+        metrics["gigpo/singleton_frac"].append(credit.singleton_frac)
+        metrics["gigpo/step_advantage_std"].append(credit.spread)
+        tokens = [token_advantages(row.offsets, row.answer_lengths, row.turn_advantages, width) for row in rows]
+        return torch.tensor(tokens, dtype=episode_advantages.dtype, device=episode_advantages.device)

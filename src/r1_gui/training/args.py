@@ -115,6 +115,22 @@ class EnvArguments:
             "with an expert (info['expert_action']); 0: off."
         },
     )
+    # Step-level credit (r1_gui.multi_turn.advantages); checked with the other episode settings (multi_turn/train.py)
+    advantage_estimator: str = field(
+        default="grpo",
+        metadata={
+            "help": "grpo: every token of an episode gets the episode's group-normalised advantage. gigpo (GiGPO, "
+            "arXiv 2505.10978): plus, per turn, --step_advantage_weight times the turn's discounted return "
+            "normalised among the group's turns generated from the same state (a turn alone there: 0)."
+        },
+    )
+    step_advantage_weight: float = field(
+        default=1.0, metadata={"help": "GiGPO's omega: the weight of the step advantage beside the episode's."}
+    )
+    step_gamma: float = field(
+        default=0.95,
+        metadata={"help": "GiGPO's discount, in (0, 1]: a turn's return is its reward + step_gamma x the next's."},
+    )
 
 
 @dataclass
