@@ -8,6 +8,7 @@ import runpy
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -548,7 +549,7 @@ def test_a_damaged_weights_file_is_named_and_evaluation_writes_nothing(damaged_m
         assert_first_error(code, stderr, f"{weights} cannot be read (")
         assert "the file is damaged or cut short" in stderr
     for folder in ("steps", "episodes"):  # no run_config.json or other file left to be mistaken for a run
-        assert not (tmp_path / folder).exists() or not any((tmp_path / folder).iterdir()), folder
+        assert not (tmp_path / folder).exists(), folder
 
 
 def test_a_checkpoint_whose_trainer_state_does_not_read_is_named_before_the_model_loads(grpo_argv, tmp_path):
@@ -795,6 +796,63 @@ def test_torch_threads_sets_the_block_and_restores(monkeypatch, cores, asked, ex
     assert torch.get_num_threads() == before
 
 
+# Threads on a shared machine (issue 54, item 4): the web demo's sight stage ran 11-25x slower beside one other job,
+# its 2 threads fighting for 2 cores; its loops now take the cores other processes leave free, measured as they go.
+
+
+@pytest.mark.parametrize(
+    "cores, machine, most, others, expected",
+    [
+        (2, 2, 2, 0.0, 2),  # the 2-core machine alone: both cores
+        (2, 2, 2, 0.2, 2),  # a little noise (an idle browser, a shell) leaves both
+        (2, 2, 2, 0.5, 1),  # half a core taken: one thread, which nothing makes wait
+        (2, 2, 2, 1.0, 1),  # a process spinning one core
+        (2, 2, 2, 3.0, 1),  # more busy than there are cores: never fewer than one
+        (2, 2, 1, 0.0, 1),  # never more than asked
+        (4, 8, 4, 4.0, 2),  # 4 of 8 cores this process may use, half the machine busy: half of them taken
+        (2, 2, 2, None, 2),  # nothing to measure with (no /proc/stat): what was asked
+    ],
+)
+def test_shared_core_threads_take_the_cores_others_leave(monkeypatch, cores, machine, most, others, expected):
+    from r1_gui import cli_errors
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(os, "cpu_count", lambda: machine)
+    monkeypatch.setattr(cli_errors, "busy_cores_of_others", lambda window: others)
+    assert cli_errors.SharedCoreThreads(most).threads == expected
+
+
+def test_shared_core_threads_measure_a_busy_machine_and_restore_torchs_count():
+    import torch
+
+    from r1_gui.cli_errors import shared_core_threads
+
+    before = torch.get_num_threads()
+    cores = len(os.sched_getaffinity(0))
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        time.sleep(0.5)  # the spinners running
+        with shared_core_threads(2) as threads:
+            assert threads.threads == 1 and torch.get_num_threads() == 1  # every core taken: one thread
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert torch.get_num_threads() == before
+
+
+def test_a_long_stage_says_where_it_is_within_its_first_half_minute_and_then_every_half_minute():
+    from r1_gui.training.progress import StageProgress
+
+    now, said = [0.0], []
+    progress = StageProgress("sight", 1000, clock=lambda: now[0], say=lambda line, flush: said.append(line))
+    for step in range(1, 1001):
+        now[0] = step * 0.29  # 0.29 s a step: 290 s in all
+        progress.step(step, "2 torch threads")
+    assert said[0] == "[sight] step 104/1000, 0.29 s a step, 2 torch threads, about 260 s left"
+    assert len(said) == 9  # one every 30 s of a 290 s loop, none at its last step (the stage's end line says it)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Progress and noise (issue 34, items 11 and 12): a bar on every loop a user waits on, one line per training step,
 # none of the warnings r1_gui's own settings caused.
@@ -854,3 +912,78 @@ def test_ctrl_c_in_episode_evaluation_names_the_episodes_kept_and_the_command_th
             "--batch_size", "1", "--tasks", "go_home", "--max_turns", "2", "--max_new_tokens", "8",
             "--max_pixels", "12544", "--overwrite"]  # fmt: skip
     kept, command = interrupt_after_first_line(argv, out / "episodes.jsonl", "episodes")
+
+
+# One run per output folder (issue 54, item 2): two evaluations into one folder both ran 330 s, appended every id
+# twice to one predictions.jsonl and both failed at the end; a second run is now refused at start, naming the first.
+HOLD = (
+    "import sys, time\nfrom r1_gui.output_lock import output_folder_lock\n"
+    "with output_folder_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(600)\n"
+)
+
+
+def test_a_second_evaluation_into_a_folder_in_use_is_refused_naming_the_first(tiny_qwen2_vl, synthetic_dataset,
+                                                                              tmp_path):  # fmt: skip
+    import signal
+    import time
+
+    out = tmp_path / "twice"
+    argv = [sys.executable, "eval/test_aitw.py", "--model_name_or_path", str(tiny_qwen2_vl), "--dataset",
+            str(synthetic_dataset), "--split", "train", "--batch_size", "1", "--output_dir", str(out)]  # fmt: skip
+    first = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while not (out / "predictions.jsonl").is_file():  # the first is generating
+            assert first.poll() is None, first.stderr.read()[-3000:]
+            time.sleep(0.05)
+        first.send_signal(signal.SIGSTOP)  # held mid-run, however fast this machine generates
+        second = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert_first_error(second.returncode, second.stderr, f"--output_dir {out} is in use by another run (pid "
+                           f"{first.pid}: python eval/test_aitw.py --model_name_or_path")  # fmt: skip
+        assert "wait for it to end, or give another --output_dir" in second.stderr
+    finally:
+        first.kill()  # SIGKILL ends a stopped process too
+        first.wait()
+    ids = [json.loads(line)["id"] for line in (out / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    assert len(ids) == len(set(ids)), "the second run wrote into the first's predictions"
+
+
+@pytest.mark.parametrize("script", ["src/r1_gui/grpo_gui.py", "src/r1_gui/sft.py", "eval/test_phone.py",
+                                    "r1_gui.demo"])  # fmt: skip
+def test_every_command_that_writes_a_folder_refuses_one_in_use(script, tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    out = tmp_path / "busy"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        argv = {
+            "src/r1_gui/grpo_gui.py": ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl,
+                                       "--dataset_name", synthetic_dataset],
+            "src/r1_gui/sft.py": ["--config", SFT_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
+                                  synthetic_dataset],
+            "eval/test_phone.py": ["--model_name_or_path", tiny_qwen2_vl, "--episodes", "1"],
+            "r1_gui.demo": ["--fast"],
+        }[script]  # fmt: skip
+        code, stderr = run_command(script, *argv, "--output_dir", out)
+        assert_first_error(code, stderr, f"--output_dir {out} is in use by another run (pid {holder.pid}: python -c")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not (out / "trainer_state.json").exists() and not (out / "run_config.json").exists()
+
+
+def test_the_lock_is_released_when_its_holder_is_killed_and_taken_again_inside_one_process(tmp_path):
+    from r1_gui.output_lock import output_folder_lock
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(Exception, match="is in use by another run"):
+        with output_folder_lock(tmp_path):
+            pass
+    holder.kill()  # SIGKILL: no code of the holder runs, the kernel drops its lock
+    holder.wait()
+    assert (tmp_path / ".r1_gui.lock").read_text().startswith(f"pid {holder.pid}: ")  # a killed holder's file stays
+    with output_folder_lock(tmp_path), output_folder_lock(tmp_path / "."):  # a demo's stage inside the demo's hold
+        assert f"pid {os.getpid()}" in (tmp_path / ".r1_gui.lock").read_text()
+    assert not (tmp_path / ".r1_gui.lock").exists() and tmp_path.is_dir()  # released: gone; the folder was there
+    with output_folder_lock(tmp_path / "new"):
+        pass
+    assert not (tmp_path / "new").exists()  # a folder the run made and left empty goes too

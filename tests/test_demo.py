@@ -121,7 +121,7 @@ def test_the_arch_flag_picks_the_demo_models_architecture(argv, arch, multi_turn
 
     def several_turns(output_dir, seed, config):
         seen["arch"] = config.arch
-        Path(output_dir).mkdir(parents=True)
+        Path(output_dir).mkdir(parents=True, exist_ok=True)  # the demo holds it already (r1_gui.output_lock)
         Path(output_dir, "report.md").write_text("table\n")
 
     monkeypatch.setattr(demo, "run_demo", single_step)

@@ -634,7 +634,7 @@ def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["qwen2_vl", "qwen3_vl"])  # --arch: the demo's model family
-def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monkeypatch):
+def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monkeypatch, capsys):
     from dataclasses import replace
 
     from r1_gui.envs import pool as pool_module
@@ -653,6 +653,13 @@ def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monk
         report = run_multi_turn_demo(tmp_path, seed=0, config=replace(MultiTurnDemoConfig.fast(), arch=arch))
     # issue 34 item 12: no phase timings at WARNING, no trl warning that rollout_func is experimental
     assert not [r for r in caplog.records if r.getMessage().startswith(("sft:", "grpo:", "model:", "eval_"))]
+    # issue 54 item 4: each stage says when it starts and how long it took, where the user sees it
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    stages = ["model", "sft", "eval_warm_start", "grpo", "eval_grpo"]
+    assert [line.split("]")[0][1:] for line in lines if "done in" not in line and " step " not in line] == stages
+    assert [line.split("]")[0][1:] for line in lines if "] done in " in line] == stages
+    assert all(report["seconds"][stage] == pytest.approx(float(line.split("done in ")[1].split()[0]), abs=0.51)
+               for stage, line in zip(stages, [line for line in lines if "] done in " in line], strict=True))  # fmt: skip
     assert not [w for w in caught if "rollout_func" in str(w.message)]
     # one pool from the expert's episodes to the last evaluation (each stage reuses the workers started before it),
     # closed at the end

@@ -39,6 +39,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -129,6 +130,89 @@ def torch_threads(threads: int) -> Iterator[int]:
     torch.set_num_threads(count)
     try:
         yield count
+    finally:
+        torch.set_num_threads(before)
+
+
+def busy_cores_of_others(window: float) -> float | None:
+    """How many cores other processes kept busy over the last ``window`` seconds (this process's own CPU time taken
+    out), from /proc/stat; None where there is no /proc/stat. Sleeps ``window`` seconds."""
+    first = _cpu_times()
+    if first is None:
+        return None
+    mine, began = time.process_time(), time.monotonic()
+    time.sleep(window)
+    return _others_since(first, mine, began)
+
+
+def _cpu_times() -> tuple[float, float] | None:
+    """(busy, total) jiffies of every core, from /proc/stat's first line."""
+    try:
+        with open("/proc/stat") as stat:
+            values = [int(value) for value in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = values
+    busy = user + nice + system + irq + softirq + steal
+    return busy, busy + idle + iowait
+
+
+def _others_since(first: tuple[float, float], mine: float, began: float) -> float | None:
+    now = _cpu_times()
+    wall = time.monotonic() - began
+    if now is None or now[1] <= first[1] or wall <= 0:
+        return None
+    busy = (now[0] - first[0]) / (now[1] - first[1]) * (os.cpu_count() or 1)  # cores busy, this process's too
+    return max(0.0, busy - (time.process_time() - mine) / wall)
+
+
+class SharedCoreThreads:
+    """torch's CPU threads for a loop that may use up to ``most`` of this process's cores: as many as other
+    processes leave free, measured at the start and again every ``every`` seconds (`adjust`, called once a step).
+
+    A loop's OpenMP threads meet at a barrier after each op, so one thread more than the free cores makes every op
+    wait for a descheduled thread: 2 threads beside a process spinning one of 2 cores ran the web demo's sight stage
+    11-25x slower than alone (issue 54), 1 thread about 1.5x. Use it for work that nothing of the command runs beside."""
+
+    def __init__(self, most: int, every: float = 5.0, window: float = 0.25):
+        self.cores = len(os.sched_getaffinity(0))
+        self.most = max(1, min(most, self.cores))
+        self.every = every
+        self.threads = self._choose(busy_cores_of_others(window)) if self.most > 1 else 1
+        self._mark()
+
+    def _mark(self) -> None:
+        self._since = (_cpu_times(), time.process_time(), time.monotonic())
+
+    def _choose(self, others: float | None) -> int:
+        if others is None:  # nothing to measure with: the most asked for
+            return self.most
+        share = others * self.cores / (os.cpu_count() or self.cores)  # of the cores this process may use
+        return max(1, min(self.most, int(self.cores - share + 0.3)))
+
+    def adjust(self) -> int:
+        """The threads to run the next step with, measured again when ``every`` seconds have passed; sets them."""
+        first, mine, began = self._since
+        if self.most > 1 and first is not None and time.monotonic() - began >= self.every:
+            self.threads = self._choose(_others_since(first, mine, began))
+            self._mark()
+        import torch
+
+        if torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        return self.threads
+
+
+@contextmanager
+def shared_core_threads(most: int) -> Iterator[SharedCoreThreads]:
+    """`SharedCoreThreads` for the block (call its `adjust` once a step); torch's thread count before is back after."""
+    import torch
+
+    before = torch.get_num_threads()
+    threads = SharedCoreThreads(most)
+    threads.adjust()
+    try:
+        yield threads
     finally:
         torch.set_num_threads(before)
 

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
+from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 from r1_gui.tiny import ARCHS
 
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     check_output_folder(args.output_dir)
     rebuilt = f"nothing a rerun uses (it rebuilds every stage in {args.output_dir})"
-    with on_interrupt(kept=lambda: rebuilt, resume=rerun_command):  # Ctrl-C: one line, no stage's traceback
+    with output_folder_lock(args.output_dir), on_interrupt(kept=lambda: rebuilt, resume=rerun_command):
         if args.multi_turn:
             from r1_gui.multi_turn.demo import main_multi_turn
 

@@ -38,6 +38,7 @@ from r1_gui.evaluation.config import EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
 from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
+from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 
 logger = logging.getLogger("r1_gui.evaluation")
@@ -110,7 +111,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     check_output_folder(args.output_dir)  # a read-only folder fails now, not after the first batch
-    with interrupt_keeps_predictions(args):  # Ctrl-C: one line, the predictions kept and the command that goes on
+    with (
+        output_folder_lock(args.output_dir),  # a second run into the folder is refused now, not after 5 minutes
+        interrupt_keeps_predictions(args),  # Ctrl-C: one line, the predictions kept and the command that goes on
+    ):
         metrics = run(args, argv)
     from r1_gui.evaluation.report import summary
 

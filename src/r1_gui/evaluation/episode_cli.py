@@ -77,14 +77,19 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
     from r1_gui.evaluation.report import card_line
+    from r1_gui.output_lock import output_folder_lock
     from r1_gui.paths import check_output_folder
 
     check_output_folder(args.output_dir)  # a file, or a folder that cannot be written to: one line, before any work
     try:
         config_folder(args.model_name_or_path)  # a missing folder is one line, before anything starts
         settings = EpisodeSettings.from_args(args)
-        with on_interrupt(
-            kept=lambda: episodes_kept(args.output_dir), resume=lambda: rerun_command(drop_switches=("--overwrite",))
+        with (
+            output_folder_lock(args.output_dir),
+            on_interrupt(
+                kept=lambda: episodes_kept(args.output_dir),
+                resume=lambda: rerun_command(drop_switches=("--overwrite",)),
+            ),
         ):
             metrics = evaluate_episodes(args.model_name_or_path, args.output_dir, settings, EvalConfig.from_args(args))
     except (EvaluationError, EnvStartError) as error:

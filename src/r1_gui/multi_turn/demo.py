@@ -29,9 +29,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from r1_gui.cli_errors import torch_threads
+from r1_gui.cli_errors import shared_core_threads
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
+from r1_gui.training.progress import StageProgress
 
 logger = logging.getLogger("r1_gui.demo")
 
@@ -210,14 +211,17 @@ def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, se
     # all, in order, so the batches are those of a plain loop): 0.289 s a step against 0.301 s (100 steps, three
     # runs each, 2 torch threads, the 2-core machine alone); the losses were the same to the last digit
     make_batch = lambda: sight_examples(config, processor, rng, config.sft_batch_size)  # noqa: E731
-    with torch_threads(config.sight_sft_threads), ThreadPoolExecutor(1) as drawer:
+    progress = StageProgress("sight", config.sight_steps)
+    with shared_core_threads(config.sight_sft_threads) as threads, ThreadPoolExecutor(1) as drawer:
         upcoming = drawer.submit(make_batch) if config.sight_steps else None
         for step in range(config.sight_steps):
             batch = upcoming.result()
             if step + 1 < config.sight_steps:
                 upcoming = drawer.submit(make_batch)
+            threads.adjust()
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
             schedule.step()
+            progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
     return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
 
 
@@ -227,10 +231,13 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     examples = expert_examples(config, processor, seed, pool)
     rng = random.Random(seed)
     losses = []
-    with torch_threads(config.sight_sft_threads):
-        for _ in range(config.sft_steps):
+    progress = StageProgress("sft", config.sft_steps)
+    with shared_core_threads(config.sight_sft_threads) as threads:
+        for step in range(config.sft_steps):
             batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
+            threads.adjust()
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
+            progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
     return _save_stage(model, processor, output_dir / "sft", {"examples": len(examples), "losses": losses})
 
 
@@ -334,28 +341,36 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     seconds, began = {}, time.perf_counter()
     load_start = [round(x, 2) for x in os.getloadavg()]  # 1, 5 and 15 minutes: other jobs on the same cores
 
-    def lap(name: str, start: float) -> float:
-        seconds[name] = round(time.perf_counter() - start, 1)
-        logger.info("%s: %.0f s", name, seconds[name])
+    def stage(name: str, what: str) -> float:
+        print(f"[{name}] {what}", flush=True)
         return time.perf_counter()
 
-    start = time.perf_counter()
+    def lap(name: str, start: float) -> None:
+        seconds[name] = round(time.perf_counter() - start, 1)
+        print(f"[{name}] done in {seconds[name]:.0f} s", flush=True)
+
+    start = stage("model", f"a random {config.arch} ({config.model_size}), built here")
     model_dir = build_tiny_model(
         output_dir / "model", arch=config.arch, size=config.model_size, seed=seed, pixel_norm=config.pixel_norm
     )
-    start = lap("model", start)
+    lap("model", start)
     if config.sight_steps:
+        start = stage("sight", f"{config.sight_steps} steps on synthetic button pages (where a button is)")
         model_dir = run_sight(config, model_dir, output_dir, seed)
-        start = lap("sight", start)
+        lap("sight", start)
     # one pool of environments from the expert's episodes to the last evaluation: each stage reuses the workers the
     # stages before it started (a browser takes ~4.5 s to start; the web demo's stages started 46 of them, now 16)
     with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
+        start = stage("sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {config.sft_steps} steps")
         warm_start = run_sft(config, model_dir, output_dir, seed, pool)
-        start = lap("sft", start)
+        lap("sft", start)
+        start = stage("eval_warm_start", f"{config.eval_episodes} held-out episodes")
         warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
-        start = lap("eval_warm_start", start)
+        lap("eval_warm_start", start)
+        start = stage("grpo", f"{config.grpo_steps} multi-turn GRPO steps")
         grpo_dir = run_grpo(config, warm_start, output_dir, seed, pool)
-        start = lap("grpo", start)
+        lap("grpo", start)
+        start = stage("eval_grpo", f"{config.eval_episodes} held-out episodes")
         grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo", pool)
         lap("eval_grpo", start)
     seconds["total"] = round(time.perf_counter() - began, 1)

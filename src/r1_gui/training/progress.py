@@ -32,6 +32,31 @@ SUCCESS_KEYS = (
 )
 
 
+class StageProgress:
+    """The lines a long loop of a command prints while it runs (a demo's sight and SFT stages): where it is, its time
+    per step and about how long is left, the first after at most ``every`` seconds and then every ``every`` seconds,
+    so a loop of minutes never runs silent. `step(done, note)` once a step."""
+
+    def __init__(self, name: str, total: int, every: float = 30.0, clock=time.monotonic, say=print):
+        self.name, self.total, self.every, self.clock, self.say = name, total, every, clock, say
+        self.began = self.last = clock()
+
+    def step(self, done: int, note: str = "") -> None:
+        now = self.clock()
+        if now - self.last < self.every or done >= self.total:
+            return
+        self.last = now
+        per_step = (now - self.began) / done
+        left = per_step * (self.total - done)
+        parts = [
+            f"[{self.name}] step {done}/{self.total}",
+            f"{per_step:.2f} s a step",
+            note,
+            f"about {left:.0f} s left",
+        ]
+        self.say(", ".join(part for part in parts if part), flush=True)
+
+
 class StepLines:
     """The short line of each logged step (see the module docstring), timing the steps between two lines."""
 

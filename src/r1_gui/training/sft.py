@@ -88,6 +88,14 @@ def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt:
 
 
 def main(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
+    """SFT, holding the output folder (one run per folder: r1_gui.output_lock)."""
+    from r1_gui.output_lock import output_folder_lock
+
+    with output_folder_lock(training_args.output_dir):
+        train_sft(script_args, training_args, model_args)
+
+
+def train_sft(script_args: GUIDataArguments, training_args: SFTConfig, model_args: ModelConfig) -> None:
     import datasets
 
     from r1_gui.processing import pixel_bounds, resize_factor
