@@ -156,3 +156,36 @@ def test_where_things_are_names_every_module_and_only_real_files():
             elif folders:
                 roots = [f if f.is_dir() else f.parent for f in folders]
                 assert any((root / name).is_file() for root in roots), f"{name} is in none of {where}"
+
+
+# The commands a user types: the top floor. `r1_gui.tiny` is a command and also the home of `build_tiny_model`,
+# which the demos and tests call, so it is not among them.
+COMMANDS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.play", "r1_gui.demo", "r1_gui.merge_lora")
+# Where a command line is parsed: the commands and the argument modules they call.
+PARSERS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.training.args", "r1_gui.training.grpo", "r1_gui.training.sft",
+           "r1_gui.training.precheck", "r1_gui.training.command_lines")  # fmt: skip
+ARGV_PARSERS = {"parse_arguments", "parse_grpo_arguments", "parse_sft_arguments", "parse_args_and_config"}
+
+
+def test_no_module_imports_a_command():
+    """Arrows never run back up to a command: a demo trains through `training.grpo.train_single_step` or
+    `multi_turn.train.train_multi_turn` with typed settings, not through grpo_gui.main (issue 53)."""
+    for module, edges in import_graph().items():
+        wrong = sorted(edges & set(COMMANDS)) if module not in COMMANDS else []
+        assert not wrong, f"{MODULES[module].relative_to(SRC)} imports the command(s) {wrong}"
+
+
+def test_no_module_builds_flags_for_another_command():
+    """Python callers pass settings as values (`grpo_arguments(max_steps=90, ...)`), never a list of flag strings
+    that the command's parser reads back: no module but the parsers calls one, and none writes a `*_argv` builder."""
+    for module, path in MODULES.items():
+        if module in PARSERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                assert name not in ARGV_PARSERS, f"{path.relative_to(SRC)}:{node.lineno} parses a flag list ({name})"
+            if isinstance(node, ast.FunctionDef):
+                assert not node.name.endswith("argv"), (
+                    f"{path.relative_to(SRC)}:{node.lineno} builds flags ({node.name})"
+                )

@@ -99,3 +99,23 @@ def test_a_task_family_of_the_phone(monkeypatch):
             observation, reward, terminated, truncated, info = env.step(info["expert_action"])
             done = terminated or truncated
         assert info["success"] and reward == 1.0, f"seed {seed}: the expert did not reach the new family's goal"
+
+
+@pytest.mark.slow
+def test_training_from_python_as_the_readme_writes_it(tiny_qwen2_vl, synthetic_dataset, tmp_path, monkeypatch):
+    """README's "Training from Python" block, run as written from a folder holding models/tiny-qwen2vl and
+    data/synthetic: typed settings in, a trained run out."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("**Training from Python.**", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "tiny-qwen2vl").symlink_to(tiny_qwen2_vl)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "synthetic").symlink_to(synthetic_dataset)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    state = json.loads((tmp_path / "runs" / "from-python" / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and (tmp_path / "runs" / "from-python" / "model.safetensors").is_file()

@@ -792,12 +792,12 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
 def test_grpo_beta_reaches_grpo_gui(tmp_path):
     from dataclasses import replace
 
-    from r1_gui.multi_turn.demo import grpo_argv
+    from r1_gui.multi_turn.demo import grpo_settings
     from r1_gui.multi_turn.web_demo import WebDemoConfig
 
     for beta in (0.0, 0.04):
-        argv = grpo_argv(replace(WebDemoConfig(), grpo_beta=beta), tmp_path / "warm", tmp_path / "out", seed=0)
-        assert argv[argv.index("--beta") + 1] == str(beta) and argv.count("--beta") == 1
+        _, training_args, _ = grpo_settings(replace(WebDemoConfig(), grpo_beta=beta), tmp_path / "w", tmp_path / "o", 0)
+        assert training_args.beta == beta
 
 
 # -- mistakes a user makes with --env: one error line before any weights load (issue 34 items 1 and 2) --------------

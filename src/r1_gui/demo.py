@@ -148,48 +148,41 @@ def build_data(config: DemoConfig, output_dir: Path, seed: int) -> dict:
     )
 
 
-def _training_argv(config: DemoConfig, output_dir: Path, model: Path, out: Path, seed: int) -> list[str]:
-    """The flags SFT and GRPO share: the same prompt format, image budget and CPU settings for both stages."""
-    return [
-        *("--model_name_or_path", str(model), "--dataset_name", str(output_dir / "data"), "--output_dir", str(out)),
-        *("--system_prompt", SYSTEM_PROMPT, "--prompt_style", "aguvis", "--coordinates", "normalized"),
-        *("--max_pixels", str(config.max_pixels)),
-        *("--dtype", "float32", "--bf16", "false", "--activation_checkpointing", "false", "--use_cpu", "true"),
-        *("--report_to", "none", "--save_strategy", "no", "--seed", str(seed), "--disable_tqdm", "true"),
-    ]
+def _training_settings(config: DemoConfig, output_dir: Path, model: Path, out: Path, seed: int) -> dict:
+    """The settings SFT and GRPO share: the same prompt format, image budget and CPU settings for both stages."""
+    return {
+        "model_name_or_path": str(model), "dataset_name": str(output_dir / "data"), "output_dir": str(out),
+        "system_prompt": SYSTEM_PROMPT, "prompt_style": "aguvis", "coordinates": "normalized",
+        "max_pixels": config.max_pixels, "dtype": "float32", "bf16": False, "activation_checkpointing": False,
+        "use_cpu": True, "report_to": "none", "save_strategy": "no", "seed": seed, "disable_tqdm": True,
+    }  # fmt: skip
 
 
 def run_sft(config: DemoConfig, output_dir: Path, seed: int) -> Path:
-    from r1_gui.training.sft import main, parse_sft_arguments
+    from r1_gui.training.sft import main, sft_arguments
 
     out = output_dir / "sft"
-    argv = [
-        *_training_argv(config, output_dir, output_dir / "model", out, seed),
-        *("--max_steps", str(config.sft_steps), "--per_device_train_batch_size", str(config.sft_batch_size)),
-        *("--learning_rate", str(config.sft_learning_rate), "--lr_scheduler_type", config.sft_lr_scheduler),
-        *("--warmup_steps", "2", "--logging_steps", "10"),
-    ]
-    main(*parse_sft_arguments(argv))
+    main(*sft_arguments(
+        **_training_settings(config, output_dir, output_dir / "model", out, seed),
+        max_steps=config.sft_steps, per_device_train_batch_size=config.sft_batch_size,
+        learning_rate=config.sft_learning_rate, lr_scheduler_type=config.sft_lr_scheduler, warmup_steps=2,
+        logging_steps=10,
+    ))  # fmt: skip
     return out
 
 
 def run_grpo(config: DemoConfig, output_dir: Path, warm_start: Path, seed: int) -> Path:
-    from r1_gui.grpo_gui import main
-    from r1_gui.training.grpo import parse_grpo_arguments
+    from r1_gui.training.grpo import grpo_arguments, train_single_step
 
     out = output_dir / "grpo"
-    argv = [
-        *_training_argv(config, output_dir, warm_start, out, seed),
-        *("--reward_funcs", *config.reward_funcs),
-        *("--max_steps", str(config.grpo_steps), "--num_generations", str(config.num_generations)),
-        *("--per_device_train_batch_size", str(config.grpo_prompts_per_step * config.num_generations)),
-        *("--learning_rate", str(config.grpo_learning_rate), "--lr_scheduler_type", "constant_with_warmup"),
-        *("--warmup_steps", str(config.grpo_warmup_steps)),
-        *("--temperature", str(config.temperature), "--beta", str(config.beta), "--loss_type", "dapo"),
-        *("--max_completion_length", str(config.max_completion_length)),
-        *("--logging_steps", "1", "--completions_table_steps", "25"),
-    ]
-    main(*parse_grpo_arguments(argv))
+    train_single_step(*grpo_arguments(
+        **_training_settings(config, output_dir, warm_start, out, seed),
+        reward_funcs=list(config.reward_funcs), max_steps=config.grpo_steps, num_generations=config.num_generations,
+        per_device_train_batch_size=config.grpo_prompts_per_step * config.num_generations,
+        learning_rate=config.grpo_learning_rate, lr_scheduler_type="constant_with_warmup",
+        warmup_steps=config.grpo_warmup_steps, temperature=config.temperature, beta=config.beta, loss_type="dapo",
+        max_completion_length=config.max_completion_length, logging_steps=1, completions_table_steps=25,
+    ))  # fmt: skip
     return out
 
 

@@ -18,24 +18,13 @@ from r1_gui.training.precheck import precheck
 
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
-    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save, holding the output
-    folder (one run per folder: r1_gui.output_lock). `env_pool`: an `EnvPool` of the --env environment to play in,
-    left open (the demos lend theirs); None: the run's own."""
-    from r1_gui.output_lock import output_folder_lock
-    from r1_gui.training.grpo import logger
-    from r1_gui.training.trainer import train_and_save
-
-    with output_folder_lock(training_args.output_dir):
-        trainer, resume = build_trainer(script_args, training_args, model_args, env_pool)
-        train_and_save(trainer, resume, logger)
-
-
-def build_trainer(script_args, training_args, model_args, env_pool=None):
-    """(the trainer, the checkpoint it resumes from or None): on the dataset's rows, or on --env's episodes."""
+    """Train and save: multi-turn GRPO on an environment's episodes with --env (`r1_gui.multi_turn.train`), else
+    single-step GRPO on the dataset's rows (`r1_gui.training.grpo`). `env_pool`: an `EnvPool` of the --env
+    environment to play in, left open (the demos lend theirs); None: the run's own."""
     if script_args.env_id:
-        from r1_gui.multi_turn.train import multi_turn_trainer
+        from r1_gui.multi_turn.train import train_multi_turn
 
-        return multi_turn_trainer(script_args, training_args, model_args, pool=env_pool)
+        return train_multi_turn(script_args, training_args, model_args, pool=env_pool)
     if env_pool is not None:
         raise ValueError("an environment pool was lent to a run without --env")
     if script_args.expert_sft_weight:
@@ -54,9 +43,9 @@ def build_trainer(script_args, training_args, model_args, env_pool=None):
             f"--advantage_estimator {script_args.advantage_estimator} gives credit to the turns of episodes: it "
             "needs --env (a dataset run's completions are one turn each); drop it"
         )
-    from r1_gui.training.grpo import single_step_trainer
+    from r1_gui.training.grpo import train_single_step
 
-    return single_step_trainer(script_args, training_args, model_args)
+    return train_single_step(script_args, training_args, model_args)
 
 
 def parse_grpo_arguments(argv: list[str] | None = None):

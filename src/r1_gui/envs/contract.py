@@ -205,8 +205,11 @@ def state_key(observation: dict, info: dict) -> str:
 # ---------------------------------------------------------------------------------------------- making one
 
 
-def parse_env_kwargs(text: str | None) -> dict:
-    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given); ValueError naming the flag."""
+def parse_env_kwargs(text: str | dict | None) -> dict:
+    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given; from Python, that dict itself);
+    ValueError naming the flag."""
+    if isinstance(text, dict):
+        return dict(text)
     if not text:
         return {}
     try:

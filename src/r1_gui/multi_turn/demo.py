@@ -258,39 +258,34 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
 
 
 def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int, pool=None) -> Path:
-    from r1_gui.grpo_gui import main
-    from r1_gui.training.grpo import parse_grpo_arguments
+    from r1_gui.multi_turn.train import train_multi_turn
 
     out = output_dir / "grpo"
-    main(*parse_grpo_arguments(grpo_argv(config, warm_start, out, seed)), env_pool=pool)
+    train_multi_turn(*grpo_settings(config, warm_start, out, seed), pool=pool)
     return out
 
 
-def grpo_argv(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int) -> list[str]:
-    """grpo_gui.py's flags for the demo's GRPO stage (`--env` on the config's environment and tasks)."""
+def grpo_settings(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int) -> tuple:
+    """The demo's GRPO stage's argument objects (`grpo_arguments`: `--env` on the config's environment and tasks)."""
     from r1_gui.agent.context import episode_token_budget
+    from r1_gui.training.grpo import grpo_arguments
 
-    return [
-        "--env", config.env_id, "--env_kwargs", json.dumps(config.env_kwargs),
-        "--env_step_timeout", str(config.env_step_timeout),
-        "--env_tasks", *config.tasks, "--env_seed_offset", str(seed * 10_000),
-        "--env_episodes", str(config.grpo_steps * config.grpo_resets_per_step),
-        "--max_turns", str(config.max_turns), "--max_turn_tokens", str(config.max_turn_tokens),
-        "--history_images", str(config.history_images),
-        "--max_completion_length", str(episode_token_budget(config.max_turns, config.max_turn_tokens)),
-        "--model_name_or_path", str(warm_start), "--output_dir", str(out), "--dtype", "float32",
-        "--prompt_style", "mobile_use", "--coordinates", "grid999", "--min_pixels", "3136",
-        "--max_pixels", str(config.max_pixels), "--reward_funcs", *config.reward_funcs,
-        "--reward_weights", *map(str, config.reward_weights), "--reward_kwargs", json.dumps(config.reward_kwargs),
-        "--num_generations", str(config.num_generations),
-        "--per_device_train_batch_size", str(config.grpo_resets_per_step * config.num_generations),
-        "--max_steps", str(config.grpo_steps), "--learning_rate", str(config.grpo_learning_rate),
-        "--lr_scheduler_type", "constant", "--temperature", str(config.temperature),
-        "--beta", str(config.grpo_beta), "--average_last_steps", str(config.grpo_average_last_steps),
-        "--loss_type", "dapo", "--use_cpu", "true", "--bf16", "false", "--activation_checkpointing", "false",
-        "--report_to", "none", "--logging_steps", "1", "--save_strategy", "no", "--seed", str(seed),
-        "--system_prompt", config.system_prompt,
-    ]  # fmt: skip
+    return grpo_arguments(
+        env_id=config.env_id, env_kwargs=dict(config.env_kwargs), env_step_timeout=config.env_step_timeout,
+        env_tasks=list(config.tasks), env_seed_offset=seed * 10_000,
+        env_episodes=config.grpo_steps * config.grpo_resets_per_step,
+        max_turns=config.max_turns, max_turn_tokens=config.max_turn_tokens, history_images=config.history_images,
+        max_completion_length=episode_token_budget(config.max_turns, config.max_turn_tokens),
+        model_name_or_path=str(warm_start), output_dir=str(out), dtype="float32",
+        prompt_style="mobile_use", coordinates="grid999", min_pixels=3136, max_pixels=config.max_pixels,
+        reward_funcs=list(config.reward_funcs), reward_weights=[float(w) for w in config.reward_weights],
+        reward_kwargs=dict(config.reward_kwargs), num_generations=config.num_generations,
+        per_device_train_batch_size=config.grpo_resets_per_step * config.num_generations,
+        max_steps=config.grpo_steps, learning_rate=config.grpo_learning_rate, lr_scheduler_type="constant",
+        temperature=config.temperature, beta=config.grpo_beta, average_last_steps=config.grpo_average_last_steps,
+        loss_type="dapo", use_cpu=True, bf16=False, activation_checkpointing=False, report_to="none",
+        logging_steps=1, save_strategy="no", seed=seed, system_prompt=config.system_prompt,
+    )  # fmt: skip
 
 
 def _rounded(value: float | None) -> str:

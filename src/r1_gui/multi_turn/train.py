@@ -146,3 +146,14 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         step_gamma=script_args.step_gamma,
     )
     return trainer, resume
+
+
+def train_multi_turn(script_args, training_args, model_args, pool=None) -> None:
+    """Multi-turn GRPO on the environment's episodes (`multi_turn_trainer`), holding the output folder (one run per
+    folder), then the run saved. `pool`: as `multi_turn_trainer`'s."""
+    from r1_gui.output_lock import output_folder_lock
+    from r1_gui.training.trainer import train_and_save
+
+    with output_folder_lock(training_args.output_dir):
+        trainer, resume = multi_turn_trainer(script_args, training_args, model_args, pool=pool)
+        train_and_save(trainer, resume, logger)

@@ -204,12 +204,37 @@ def parse_arguments(dataclass_types: tuple, argv: list[str] | None = None):
             matches = difflib.get_close_matches(name, valid, n=3)
             hints.append(f"--{name}: did you mean {', '.join('--' + m for m in matches)}" if matches else f"--{name}")
         raise UserError(f"{message}; unknown: {'; '.join(hints)}; run with --help for every valid argument") from None
+    check_settings(parsed)
+    return parsed
+
+
+def arguments_from(dataclass_types: tuple, values: dict) -> tuple:
+    """The argument objects of a training command from Python values, each field's value typed as the command line
+    parses it into (a number, a list, a dict for --env_kwargs and --reward_kwargs): what a demo or a user's script
+    passes instead of a list of flags. A name no dataclass has fails with the closest ones; the settings' own checks
+    and `check_settings` run as for the command line."""
+    names = {f.name for cls in dataclass_types for f in fields(cls) if f.init}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        hints = [f"{name} (did you mean {', '.join(difflib.get_close_matches(name, sorted(names), n=2)) or '?'})"
+                 for name in unknown]  # fmt: skip
+        raise UserError(f"unknown settings: {'; '.join(hints)}")
+    with user_errors():
+        parsed = tuple(
+            cls(**{f.name: values[f.name] for f in fields(cls) if f.init and f.name in values})
+            for cls in dataclass_types
+        )
+    check_settings(parsed)
+    return parsed
+
+
+def check_settings(parsed: tuple) -> None:
+    """What is checked of a command's settings once they are parsed, before anything loads."""
     for settings in parsed:
         if getattr(settings, "output_dir", None):
             check_output_folder(settings.output_dir)  # a read-only folder fails now, not after training
         if getattr(settings, "report_to", None):
             check_report_to(settings.report_to)
-    return parsed
 
 
 def check_report_to(report_to: list[str]) -> None:

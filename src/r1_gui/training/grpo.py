@@ -30,6 +30,7 @@ from r1_gui.training.args import (
     EnvArguments,
     GUIDataArguments,
     GUIModelConfig,
+    arguments_from,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
@@ -143,8 +144,27 @@ def parse_grpo_arguments(argv: list[str] | None = None):
     return parse_arguments(GRPO_ARGUMENTS, argv)
 
 
-def parse_reward_kwargs(text: str | None) -> dict | None:
-    """--reward_kwargs: a JSON object {reward name: {parameter: value}}."""
+def grpo_arguments(**values):
+    """(script arguments, GRPO config, model config) from Python values, named as the flags are (without --):
+    `r1_gui.training.args.arguments_from`. What the demos build; `train_single_step` or, with env_id,
+    `r1_gui.multi_turn.train.train_multi_turn` takes them."""
+    return arguments_from(GRPO_ARGUMENTS, values)
+
+
+def train_single_step(script_args, training_args, model_args) -> None:
+    """Single-step GRPO on the dataset's rows, holding the output folder (one run per folder), then the run saved."""
+    from r1_gui.output_lock import output_folder_lock
+    from r1_gui.training.trainer import train_and_save
+
+    with output_folder_lock(training_args.output_dir):
+        trainer, resume = single_step_trainer(script_args, training_args, model_args)
+        train_and_save(trainer, resume, logger)
+
+
+def parse_reward_kwargs(text: str | dict | None) -> dict | None:
+    """--reward_kwargs: a JSON object {reward name: {parameter: value}} (from Python, that dict itself)."""
+    if isinstance(text, dict):
+        return dict(text)
     if not text:
         return None
     try:

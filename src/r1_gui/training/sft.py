@@ -26,6 +26,7 @@ from r1_gui.training.args import (
     CheckpointingUnderItsNewName,
     GUIDataArguments,
     GUIModelConfig,
+    arguments_from,
     parse_arguments,
     resolve_coordinates,
     resolve_resume,
@@ -57,6 +58,11 @@ SFT_ARGUMENTS = (GUIDataArguments, GUISFTConfig, GUIModelConfig)
 def parse_sft_arguments(argv: list[str] | None = None):
     """(data arguments, SFT config, model config) from a YAML recipe and the command line."""
     return parse_arguments(SFT_ARGUMENTS, argv)
+
+
+def sft_arguments(**values):
+    """(data arguments, SFT config, model config) from Python values named as the flags are (`arguments_from`)."""
+    return arguments_from(SFT_ARGUMENTS, values)
 
 
 def add_sft_columns(dataset, prompt_style: str, coordinates: str, system_prompt: str | None = None):
