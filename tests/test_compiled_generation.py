@@ -23,10 +23,12 @@ from r1_gui.evaluation.generate import HFGenerator
 ARCHITECTURES = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"]
 
 
-def rows() -> list[dict]:
+INSTRUCTIONS = ["go back", "open the Clock app", "scroll down to the settings", "tap the search bar"]
+
+
+def rows(instructions=INSTRUCTIONS) -> list[dict]:
     """Four screenshots of different sizes and colours with different instructions: prompts of different lengths,
     so the batch is left-padded."""
-    instructions = ["go back", "open the Clock app", "scroll down to the settings", "tap the search bar"]
     return [
         {"problem": text, "image": Image.new("RGB", (224 + 56 * i, 448), (60 * i, 120, 200 - 40 * i))}
         for i, text in enumerate(instructions)
@@ -71,11 +73,16 @@ def test_static_cache_gives_the_dynamic_caches_greedy_answers(arch, request, mon
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_compiled_decode_gives_the_dynamic_caches_greedy_answers(arch, request):
     folder = request.getfixturevalue(f"tiny_{arch}")
-    expected = HFGenerator(folder, device="cpu", max_new_tokens=12).generate(rows())
+    other = [text + " and then wait for the page to load" for text in INSTRUCTIONS]  # longer prompts
+    dynamic = HFGenerator(folder, device="cpu", max_new_tokens=12)
+    expected = [dynamic.generate(rows()), dynamic.generate(rows(other))]
     generator = HFGenerator(folder, device="cpu", max_new_tokens=12, generation_compile=True)
     before = compiled_frames()
-    assert generator.generate(rows()) == expected
-    assert compiled_frames() > before  # the decode step was compiled, not run eagerly
+    assert generator.generate(rows()) == expected[0]
+    compiled = compiled_frames()
+    assert compiled > before  # the decode step was compiled, not run eagerly
+    assert generator.generate(rows(other)) == expected[1]
+    assert compiled_frames() == compiled  # a cache of the same bucket: no recompilation
 
 
 def grpo_trainer(folder, dataset_path, output_dir, generation_compile: bool):
@@ -144,6 +151,19 @@ def test_grpo_generation_on_the_static_cache_gives_the_same_completions(
     for layer in cache.layers:
         assert layer.batch_size == layer.keys.shape[0] == len(batch)
         assert getattr(layer.keys, "_dynamo_static_input_type", None) is not None
+
+
+@pytest.mark.parametrize(
+    "prompt, new, length",
+    [
+        (1, 1, 256),  # the smallest cache is one bucket
+        (128, 128, 256),  # exactly full
+        (129, 128, 512),  # one token more: the next bucket
+        (750, 128, 1024),  # a 3B GRPO prompt (592 image tokens) and 128 new tokens
+    ],
+)
+def test_static_cache_lengths_come_in_buckets(prompt, new, length):
+    assert compiled_generation.static_cache_length(prompt, new) == length
 
 
 def test_the_trainer_compiles_generation_on_its_device(tiny_qwen2_vl, synthetic_dataset, tmp_path):

@@ -14,6 +14,12 @@ compilation allowed, and on a device other than CUDA transformers' own switch to
 on accelerators unless asked; the CPU path is what the tests check). The prefill is not compiled (transformers
 compiles only the decode step), and the first `generate` call pays the compilation.
 
+The static cache's length is rounded up to a multiple of `CACHE_BUCKET` tokens (`static_cache_length`, given to
+`generate` as `max_cache_len`): transformers sizes the cache to each call's longest prompt plus the new tokens, so
+prompts of other lengths would change the compiled step's shapes, and every new shape is a recompilation (on the
+2-core CPU machine a second GRPO step recompiled for 13 s of its 19) and a CUDA graph of its own. transformers never
+shrinks the cache below the longest it made before, so after the first calls the shape stays put.
+
 Where it cannot apply, `generation_compile_blocker` says why in a sentence and generation keeps the dynamic cache
 (one log line): a model class transformers does not mark as compilable, DeepSpeed ZeRO-3 or FSDP (weights gathered
 for each generation), vLLM or trl's continuous batching (not HF `generate`). Greedy answers are the same token for token as
@@ -43,6 +49,15 @@ def generation_compile_blocker(model: Any, *, sharded: str | None = None, backen
     if not getattr(type(base), "_can_compile_fullgraph", False):
         return f"transformers does not mark {type(base).__name__} as compilable"
     return None
+
+
+CACHE_BUCKET = 256  # tokens; a 3B GRPO prompt is about 750 tokens with 128 new ones (a cache of 1024)
+
+
+def static_cache_length(prompt_length: int, max_new_tokens: int) -> int:
+    """The static cache's length for a batch whose longest (padded) prompt has ``prompt_length`` tokens: room for
+    ``max_new_tokens`` more, rounded up to a multiple of CACHE_BUCKET."""
+    return -(-(prompt_length + max_new_tokens) // CACHE_BUCKET) * CACHE_BUCKET
 
 
 def generation_compile_settings(device_type: str) -> dict[str, Any]:

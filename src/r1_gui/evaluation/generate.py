@@ -266,6 +266,15 @@ class HFGenerator(_Generator):
 
         torch.manual_seed(seed)
 
+    def _static_cache(self, prompt_length: int) -> dict:
+        """generate()'s keywords for --generation_compile, the cache's length in buckets (fewer recompiles)."""
+        from r1_gui.compiled_generation import static_cache_length
+
+        if not self.generation_settings:
+            return {}
+        length = static_cache_length(prompt_length, self.config.max_new_tokens)
+        return {**self.generation_settings, "max_cache_len": length}
+
     def _compiled_generation_settings(self) -> dict:
         """generate()'s extra keywords for --generation_compile (none when it is off or cannot apply)."""
         from r1_gui.compiled_generation import generation_compile_blocker, generation_compile_settings, report
@@ -281,6 +290,7 @@ class HFGenerator(_Generator):
 
         texts, screenshots = self._inputs(rows)
         inputs = self.processor(text=texts, images=screenshots, padding=True, return_tensors="pt").to(self.device)
+        width = inputs["input_ids"].shape[1]
         temperature = self.config.temperature
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         with torch.inference_mode():
@@ -290,7 +300,7 @@ class HFGenerator(_Generator):
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=self.pad_token_id,
                 **sampling,
-                **self.generation_settings,
+                **self._static_cache(width),
             )
         completions = output_ids[:, inputs["input_ids"].shape[1] :]
         return self.processor.tokenizer.batch_decode(completions, skip_special_tokens=True)
@@ -319,7 +329,7 @@ class HFGenerator(_Generator):
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=pad,
                 **sampling,
-                **self.generation_settings,
+                **self._static_cache(width),
             )
         return [self._cut_at_stop(row) for row in output[:, width:].tolist()]
 

@@ -94,7 +94,8 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
        HF generation runs on a static KV cache with a compiled decode step (`r1_gui.compiled_generation`); the
        parent builds its GenerationConfig with `disable_compile=True`, so its `cache_implementation="static"` alone
        runs uncompiled. Where it cannot apply (vLLM, ZeRO-3, FSDP, a model not marked compilable) one log line says
-       why and generation is the parent's.
+       why and generation is the parent's. Each generation (in `_generate_single_turn`) sizes the static cache in
+       buckets of tokens (`static_cache_length`), so prompts of other lengths do not recompile the decode step.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -121,6 +122,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         self._table_rows: list[dict] = []
         self._last_table_step = -1
         self._use_style_stop_token()
+        self._compiled_generation = False
         if generation_compile is None:
             generation_compile = getattr(self.args, "generation_compile", False)
         if generation_compile:
@@ -323,6 +325,16 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             for name, value in settings.items():
                 setattr(self.generation_config, name, value)
             self.generation_kwargs.update(settings)
+            self._compiled_generation = True
+
+    def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+        if self._compiled_generation:  # the static cache's length in buckets (fewer recompiles)
+            from r1_gui.compiled_generation import static_cache_length
+
+            multiple = self.pad_to_multiple_of or 1
+            longest = -(-max(len(ids) for ids in prompt_ids) // multiple) * multiple
+            self.generation_config.max_cache_len = static_cache_length(longest, self.generation_config.max_new_tokens)
+        return super()._generate_single_turn(prompt_ids, *args, **kwargs)
 
 
 def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
