@@ -2,8 +2,8 @@
 phase runs long, a line every `heartbeat` seconds with the innermost frames of the main thread once.
 
 A run cut by a time limit then leaves in its log where its time went (the 2026-11-26 lease's 8 x 8 profile was
-stopped after 265 s with nothing in its log but the data set's progress bars: the trainers' own output is switched
-off, so nothing said whether it was building the model, generating or in the loss pass).
+stopped with nothing in its log but the data set's progress bars: the trainers' own output is switched off, so
+nothing said whether it was building the model, generating or in the loss pass).
 
     log = PhaseLog("ours")                  # t = 0 now
     log.begin("model built")                # [ours +12.3 s] model built

@@ -45,7 +45,7 @@ def test_the_dry_run_writes_the_plan(tmp_path):
 
 @pytest.mark.slow
 def test_the_cpu_run_measures_every_part(tmp_path):
-    """Every part on CPU with tiny shapes (about 3.7 minutes on the 2-core machine): both files, every part ok, and
+    """Every part on CPU with tiny shapes (minutes: bench/README.md, The GPU kit): both files, every part ok, and
     the figures each part exists for."""
     out = tmp_path / "kit"
     done = kit(out, "--cpu")

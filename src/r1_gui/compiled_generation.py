@@ -16,8 +16,8 @@ compiles only the decode step), and the first `generate` call pays the compilati
 
 The static cache's length is rounded up to a multiple of `CACHE_BUCKET` tokens (`static_cache_length`, given to
 `generate` as `max_cache_len`): transformers sizes the cache to each call's longest prompt plus the new tokens, so
-prompts of other lengths would change the compiled step's shapes, and every new shape is a recompilation (on the
-2-core CPU machine a second GRPO step recompiled for 13 s of its 19) and a CUDA graph of its own. transformers never
+prompts of other lengths would change the compiled step's shapes, and every new shape is a recompilation and a
+CUDA graph of its own. transformers never
 shrinks the cache below the longest it made before, so after the first calls the shape stays put.
 
 Where it cannot apply, `generation_compile_blocker` says why in a sentence and generation keeps the dynamic cache
