@@ -42,7 +42,8 @@ METHODS = [
 GRPO_ATTRIBUTES = [
     "_metrics", "_tokenizer", "_entropy_bonus_enabled", "eos_token_ids", "generation_config", "generation_kwargs",
     "vllm_generation", "use_vllm", "num_generations_eval", "reward_weights", "top_entropy_quantile",
-    "aux_loss_enabled", "chat_template_kwargs", "log_completions",
+    "aux_loss_enabled", "chat_template_kwargs", "log_completions", "_dist", "pad_to_multiple_of",
+    "use_transformers_continuous_batching",
 ]  # fmt: skip
 
 
@@ -89,3 +90,20 @@ def test_the_call_order_the_multi_turn_trainer_assumes():
     assert "_get_per_token_logps_and_entropies(" in inspect.getsource(GRPOTrainer._generate_and_score_completions)
     assert "shuffle_sequence_dict(" in inspect.getsource(GRPOTrainer._prepare_inputs)
     assert "rollout_func" in inspect.signature(GRPOTrainer.__init__).parameters
+
+
+def test_the_static_cache_and_compile_internals_generation_compile_uses():
+    """r1_gui.compiled_generation: transformers compiles the decode step off accelerators only with CompileConfig's
+    private `_compile_all_devices`; repeated_prompts keeps a static layer's `batch_size` and fixed addresses after
+    copying its `keys` / `values` to the full batch."""
+    import torch
+    from transformers import CompileConfig
+    from transformers.cache_utils import StaticLayer
+    from transformers.generation.utils import GenerationMixin
+
+    assert hasattr(CompileConfig(), "_compile_all_devices")
+    assert "_compile_all_devices" in inspect.getsource(GenerationMixin._valid_auto_compile_criteria)
+    layer = StaticLayer(max_cache_len=8)
+    assert layer.is_compileable and not layer.is_initialized
+    layer.lazy_initialization(torch.zeros(2, 1, 3, 4), torch.zeros(2, 1, 3, 4))
+    assert layer.is_initialized and layer.batch_size == 2 and layer.keys.shape == layer.values.shape == (2, 1, 8, 4)
