@@ -6,6 +6,7 @@ torch.compile on these CPUs takes tens of seconds per architecture when its cach
 marked slow (they still run in CI); the static cache alone, through the same code, runs in the fast tests."""
 
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -231,3 +232,40 @@ def test_the_evaluation_flag_reaches_the_config():
     add_backend_arguments(parser)
     assert EvalConfig.from_args(parser.parse_args([])).generation_compile is False
     assert EvalConfig.from_args(parser.parse_args(["--generation_compile"])).generation_compile is True
+
+
+@pytest.mark.slow
+def test_multi_turn_turns_on_the_static_cache_give_the_same_episodes(tiny_qwen2_vl, tmp_path, monkeypatch):
+    """The multi-turn trainer generates each turn through the parent's generation, so the flag reaches it: its
+    greedy turns (batches that shrink as episodes end, contexts that grow) are the dynamic cache's."""
+    import r1_gui.envs  # noqa: F401  (registers the environments)
+    from r1_gui.grpo_gui import main
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+    from r1_gui.training.grpo import parse_grpo_arguments
+
+    recipe = Path(__file__).resolve().parents[1] / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
+    completions = []
+    original = MultiTurnGRPOTrainer._generate_and_score_completions
+
+    def recording(self, inputs):
+        output = original(self, inputs)
+        completions.append(output["completion_ids"].tolist())
+        return output
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
+    monkeypatch.setattr(compiled_generation, "generation_compile_settings", static_cache_only)
+    seen = []
+    original_init = StaticCache.__init__
+
+    def record_cache(cache, *args, **kwargs):
+        seen.append(kwargs.get("max_cache_len"))
+        original_init(cache, *args, **kwargs)
+
+    monkeypatch.setattr(StaticCache, "__init__", record_cache)
+    argv = ["--config", str(recipe), "--model_name_or_path", str(tiny_qwen2_vl), "--max_steps", "1"]
+    argv += ["--max_turns", "2", "--max_turn_tokens", "8", "--generation_kwargs", '{"do_sample": false}']
+    for flag in ("false", "true"):
+        main(*parse_grpo_arguments([*argv, "--output_dir", str(tmp_path / flag), "--generation_compile", flag]))
+    dynamic, static = completions
+    assert static == dynamic
+    assert seen and all(length % compiled_generation.CACHE_BUCKET == 0 for length in seen)  # one cache a turn
