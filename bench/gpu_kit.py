@@ -81,14 +81,14 @@ def parts(work: Path) -> list[Part]:
     memory_out = ["--out", str(work / "memory_qwen3vl4b.json")]
     smoke = ["bash", "local_scripts/gpu_smoke.sh", "--gpu_kit"]
     return [
-        Part("smoke", "smoke run (every command line)", smoke, [*smoke, "--cpu"], 150, 150),
+        Part("smoke", "smoke run (every command line)", smoke, [*smoke, "--cpu"], 170, 150),
         Part("ab_8x8", "8 x 8 step, ours vs plain trl", [*PROFILE, *CUDA_BATCH], [*PROFILE, *CPU_BATCH], 200, 90),
         Part(
             "static_compile",
             "static cache + compiled decode, both sides",
             [*PROFILE, *CUDA_BATCH, "--generation_compile"],
             [*PROFILE, *CPU_BATCH, "--generation_compile"],
-            130,
+            120,
             120,
         ),
         Part(
@@ -96,7 +96,7 @@ def parts(work: Path) -> list[Part]:
             "ours with --vision_attention model",
             [*PROFILE, *CUDA_BATCH, "--trainer", "ours", "--vision_attention", "model"],
             [*PROFILE, *CPU_BATCH, "--trainer", "ours", "--vision_attention", "model"],
-            60,
+            70,
             60,
         ),
         Part(
@@ -104,7 +104,7 @@ def parts(work: Path) -> list[Part]:
             "Qwen3-VL-4B memory point",
             [*MEMORY, *memory_out],
             [*MEMORY, *memory_out, "--device", "cpu"],
-            150,
+            170,
             150,
             beside="smoke",
         ),
