@@ -290,7 +290,7 @@ class HFGenerator(_Generator):
 
         texts, screenshots = self._inputs(rows)
         inputs = self.processor(text=texts, images=screenshots, padding=True, return_tensors="pt").to(self.device)
-        width = inputs["input_ids"].shape[1]
+        prompt_length = inputs["input_ids"].shape[1]
         temperature = self.config.temperature
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         with torch.inference_mode():
@@ -300,9 +300,9 @@ class HFGenerator(_Generator):
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=self.pad_token_id,
                 **sampling,
-                **self._static_cache(width),
+                **self._static_cache(prompt_length),
             )
-        completions = output_ids[:, inputs["input_ids"].shape[1] :]
+        completions = output_ids[:, prompt_length:]
         return self.processor.tokenizer.batch_decode(completions, skip_special_tokens=True)
 
     def generate_turns(self, inputs: Sequence) -> list[list[int]]:
