@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_kit_report import machine, parse_part, write_report
+from gpu_kit_report import gpu_present, machine, parse_part, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 CUDA_TOTAL = 540.0  # 9 minutes of a 15-minute lease: the rest is the machine's start, the wheels, the transfers
@@ -264,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--limit: no part {', '.join(unknown)}; parts: {', '.join(names)}")
     args.limit = dict(args.limit)
+    if not (args.cpu or args.dry_run or gpu_present()):
+        print("error: nvidia-smi finds no GPU here: run the kit on a GPU machine, or add --cpu (tiny shapes) or "
+              "--dry_run (the plan)", file=sys.stderr)  # fmt: skip
+        return 2
     return run_kit(args)
 
 

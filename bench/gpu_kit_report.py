@@ -45,6 +45,11 @@ def machine(cuda: bool) -> dict:
     return info
 
 
+def gpu_present() -> bool:
+    """Whether nvidia-smi lists a GPU (without importing torch)."""
+    return _output(["nvidia-smi", "-L"]) is not None
+
+
 def _output(argv: list[str]) -> str | None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=Path(__file__).parent)

@@ -43,6 +43,15 @@ def test_the_dry_run_writes_the_plan(tmp_path):
     assert os.listdir(tmp_path / "kit" / "logs") == []  # nothing ran
 
 
+def test_without_a_gpu_the_kit_asks_for_cpu_or_dry_run(tmp_path):
+    if subprocess.run(["sh", "-c", "nvidia-smi -L"], capture_output=True).returncode == 0:
+        pytest.skip("this machine has a GPU")
+    done = kit(tmp_path / "kit", timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: nvidia-smi finds no GPU here") and "--cpu" in done.stderr
+    assert not (tmp_path / "kit").exists()  # nothing written, nothing run
+
+
 @pytest.mark.slow
 def test_the_cpu_run_measures_every_part(tmp_path):
     """Every part on CPU with tiny shapes (minutes: bench/README.md, The GPU kit): both files, every part ok, and
