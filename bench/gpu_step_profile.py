@@ -6,6 +6,7 @@
     python bench/gpu_step_profile.py --trainer ours --steps 4          # one side only
     python bench/gpu_step_profile.py --vision_attention model          # ours without batched vision windows
     python bench/gpu_step_profile.py --cache_implementation static     # both sides with trl's static KV cache
+    python bench/gpu_step_profile.py --generation_compile              # both: static cache and a compiled decode
     python bench/gpu_step_profile.py --shape qwen3vl_8b                # CUDA: Qwen3-VL-8B shape (needs ~80 GB, below)
     python bench/gpu_step_profile.py --device cpu --shape tiny_qwen3vl # CPU: the Qwen3-VL path on a tiny shape
 
@@ -32,6 +33,16 @@ generation (`_generate`), reward scoring, log-prob (the loss pass's forward, `_g
 backward, other (image processing, tokenization, advantages, optimizer step). Peak memory is the GPU's
 `max_memory_allocated` on CUDA, the process's peak RSS on CPU. Without CUDA (and without --device cpu) it says so
 and exits 0. Prints a table, then one JSON line.
+
+Each side's process says what it is doing as it goes: a line when each phase begins, with the seconds since the
+process began (`[ours +31.2 s] step 1: generation: decode`; generation is split at the prefill, where a static cache
+is allocated, and the decode, whose first step is where `--generation_compile` compiles), a `still in` line while a
+phase runs past `--heartbeat` seconds (with the main thread's innermost frames once past `--stack_after`), and a JSON
+line per finished step (`gpu_step_profile step {...}`, warm-up steps included and flagged) and per finished side
+(`gpu_step_profile side {...}`), so a run stopped from outside keeps everything that finished (bench/gpu_kit.py).
+The table adds each side's time to its first step: seconds from its process's start until the model was built and
+until step 1 began, and the first step's own time. On CUDA each step also records the caching allocator's retries
+(`num_alloc_retries`: a step near the memory limit slows down without failing) and the graphs torch.compile built.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from child_process import receive, start
+from phase_log import PhaseLog
 
 from r1_gui.tiny import SIZES, ModelSize, build_config, build_processor, build_tokenizer
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES
@@ -142,12 +154,15 @@ def schedule(trainers: list[str], rounds: int) -> list[str]:
     return order
 
 
-def timed(owner, name: str, phase: str, phases: dict, sync) -> None:
-    """Wrap owner.<name> to add its wall time (device-synchronized) to phases[phase] for the current step."""
+def timed(owner, name: str, phase: str, phases: dict, sync, announce=None) -> None:
+    """Wrap owner.<name> to add its wall time (device-synchronized) to phases[phase] for the current step;
+    `announce(phase)`, if given, is called as it begins."""
     original = getattr(owner, name)
 
     def wrapper(*args, **kwargs):
         sync()
+        if announce:
+            announce(phase)
         start = time.perf_counter()
         result = original(*args, **kwargs)
         sync()
@@ -157,8 +172,41 @@ def timed(owner, name: str, phase: str, phases: dict, sync) -> None:
     setattr(owner, name, wrapper)
 
 
+def compile_plain_generation(trainer, device: str) -> None:
+    """Plain trl's generation with ours' --generation_compile settings and static cache sizes (in buckets, so that
+    both sides compile the decode step as often): what a plain trl user would set on trl's GenerationConfig."""
+    from r1_gui.compiled_generation import generation_compile_settings, static_cache_length
+
+    for name, value in generation_compile_settings(device).items():
+        setattr(trainer.generation_config, name, value)
+    generate = trainer._generate_single_turn
+
+    def sized(prompt_ids, *args, **kwargs):
+        longest = max(len(ids) for ids in prompt_ids)
+        trainer.generation_config.max_cache_len = static_cache_length(longest, trainer.max_completion_length)
+        return generate(prompt_ids, *args, **kwargs)
+
+    trainer._generate_single_turn = sized
+
+
+def cuda_memory_now() -> str:
+    import torch
+
+    return f"GPU memory allocated {torch.cuda.memory_allocated() / 2**30:.1f} GiB"
+
+
+def compiled_graphs() -> int:
+    """Graphs torch.compile has built in this process so far (the decode step's, with --generation_compile)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
 def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str, conn) -> None:
-    """One run in a child process: build the model, train warm-up + measured steps, send each step's phases."""
+    """One run in a child process: build the model, train warm-up + measured steps, send each step's phases. Prints
+    when each phase begins (seconds since the process began) and, while one runs long, heartbeats (`PhaseLog`)."""
+    log = PhaseLog(kind, memory=cuda_memory_now if args.device == "cuda" else None)
+    log.begin("process started")
     import torch
     from transformers import TrainerCallback
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -175,7 +223,10 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     folder = Path(folder)
     dtype = torch.bfloat16 if cuda else torch.float32
+    log.begin("imports done; building the model")
     model = build_model(folder / "model", args.shape, dtype, args.device, args.max_pixels)
+    sync()
+    log.begin("model built; building the trainer")
     processor = load_processor(folder / "model", max_pixels=args.max_pixels, padding_side="left")
     style, coordinates = ASKED[SHAPES[args.shape][0]]
     rows = load_gui_dataset(data_dir, "train")
@@ -204,7 +255,7 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
         data_seed=0,
         chat_template_kwargs=chat_template_kwargs(style),
         generation_kwargs={"suppress_tokens": suppressed},
-        cache_implementation=args.cache_implementation,
+        cache_implementation="static" if args.generation_compile else args.cache_implementation,
     )
     rewards = [*get_reward_funcs(["accuracy", "format"], coordinates=coordinates, prompt_style=style), spread_reward]
     common = dict(model=model, reward_funcs=rewards, args=config, train_dataset=dataset, processing_class=processor)
@@ -212,42 +263,87 @@ def run_trainer(kind: str, args: argparse.Namespace, data_dir: str, folder: str,
         from r1_gui.vision_attention import apply_vision_attention
 
         apply_vision_attention(model, args.vision_attention, args.device)  # as grpo_gui.py's flag applies it
-        trainer = GUIGRPOTrainer(**common, prompt_style=style, coordinates=coordinates, completions_table_steps=0)
+        trainer = GUIGRPOTrainer(
+            **common,
+            prompt_style=style,
+            coordinates=coordinates,
+            completions_table_steps=0,
+            generation_compile=args.generation_compile,
+        )
     else:
         trainer = GRPOTrainer(**common)
+        if args.generation_compile:  # what a plain trl user would set: trl builds it with disable_compile=True
+            compile_plain_generation(trainer, args.device)
     for quiet in (PrinterCallback, ProgressCallback):  # the table says it all
         trainer.remove_callback(quiet)
     phases = defaultdict(float)
     steps = []
+    step_index = [0]
+
+    def announce(phase: str) -> None:
+        log.begin(f"step {step_index[0]}: {phase}")
+
     for name, phase in TIMED_METHODS.items():
-        timed(trainer, name, phase, phases, sync)
-    timed(trainer.accelerator, "backward", "backward", phases, sync)
+        timed(trainer, name, phase, phases, sync, announce)
+    timed(trainer.accelerator, "backward", "backward", phases, sync, announce)
+    # generation's prefill apart from its decode: the static cache is allocated in the prefill's first layer, and
+    # a compiled decode step is compiled on the first decode step
+    generator = next(m for m in trainer.model.modules() if callable(getattr(m, "_prefill", None)))
+    prefill = generator._prefill
+
+    def timed_prefill(*args, **kwargs):
+        announce("generation: prefill")
+        start = time.perf_counter()
+        output = prefill(*args, **kwargs)
+        sync()
+        phases["prefill"] += time.perf_counter() - start
+        announce("generation: decode")
+        return output
+
+    generator._prefill = timed_prefill
 
     class StepClock(TrainerCallback):
         def on_step_begin(self, *unused, **kwargs):
             phases.clear()
+            step_index[0] += 1
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
             sync()
+            announce("begins")
             self.start = time.perf_counter()
 
         def on_step_end(self, *unused, **kwargs):
             sync()
             total = time.perf_counter() - self.start
             mean_length = trainer._metrics["train"]["completions/mean_length"][-1]
-            steps.append(
-                {
-                    "total": total,
-                    **phases,
-                    "tokens": mean_length * args.prompts * args.num_generations,
-                    "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
-                }
-            )
+            step = {
+                "total": total,
+                **phases,
+                "tokens": mean_length * args.prompts * args.num_generations,
+                "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+                # the caching allocator's retries after a failed cudaMalloc (freeing its cache, synchronizing):
+                # a step near the memory limit slows down without failing
+                "alloc_retries": torch.cuda.memory_stats().get("num_alloc_retries", 0) if cuda else None,
+                "compiled_graphs": compiled_graphs(),
+                "warmup": step_index[0] <= args.warmup,
+            }
+            steps.append(step)
+            announce(f"ends ({total:.1f} s)")
+            print(step_line(kind, step_index[0], step, log.marks), flush=True)
 
     trainer.add_callback(StepClock())
-    trainer.train()
+    log.begin("trainer built; training")
+    with log.heartbeats(args.heartbeat, stack_after=args.stack_after):
+        trainer.train()
+    log.begin("trained")
     rss_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    conn.send({"steps": steps[args.warmup :], "rss_gib": rss_gib})
+    startup = {
+        "model_built_s": log.marks["model built; building the trainer"],
+        "trainer_built_s": log.marks["trainer built; training"],
+        "first_step_begins_s": log.marks.get("step 1: begins"),
+        "first_step_s": round(steps[0]["total"], 3) if steps else None,
+    }
+    conn.send({"steps": steps, "rss_gib": rss_gib, "startup": startup})
 
 
 def summarize(steps: list[dict]) -> dict:
@@ -262,9 +358,29 @@ def summarize(steps: list[dict]) -> dict:
     return {
         **split,
         "total": total,
+        "prefill": median("prefill"),
         "steps": [round(step["total"], 3) for step in steps],
         "tokens_per_s": statistics.median(step["tokens"] / step["generation"] for step in steps),
     }
+
+
+def rounded(record: dict) -> dict:
+    return {key: (round(value, 3) if isinstance(value, float) else value) for key, value in record.items()}
+
+
+def step_line(kind: str, index: int, step: dict, marks: dict) -> str:
+    """One JSON line per step, printed by the side's process as the step ends (with when its phases first began):
+    what a caller that stops the run partway (bench/gpu_kit.py's time limits) has of an unfinished side."""
+    return "gpu_step_profile step " + json.dumps({"side": kind, "step": index, **rounded(step), "marks": marks})
+
+
+def side_line(kind: str, run_index: int, result: dict) -> str:
+    """One JSON line per finished run (a side's process), printed as soon as it ends: a caller that stops the
+    benchmark later (bench/gpu_kit.py's time limits) still has every side that finished."""
+    steps = [rounded(step) for step in result["steps"]]
+    return "gpu_step_profile side " + json.dumps(
+        {"side": kind, "run": run_index, "startup": result["startup"], "steps": steps, "rss_gib": result["rss_gib"]}
+    )
 
 
 def main() -> None:
@@ -288,7 +404,19 @@ def main() -> None:
     parser.add_argument(
         "--cache_implementation", default=None, help="both sides: trl's --cache_implementation (e.g. static)"
     )
+    parser.add_argument(
+        "--generation_compile",
+        action="store_true",
+        help="both sides: a static KV cache with a compiled decode step (ours: its --generation_compile; plain: the "
+        "same settings on trl's GenerationConfig, which trl builds with disable_compile=True)",
+    )
+    parser.add_argument("--heartbeat", type=float, default=30.0, help="seconds between 'still in' lines; 0: none")
+    parser.add_argument(
+        "--stack_after", type=float, default=60.0, help="a phase running this long prints where it is, once"
+    )
     args = parser.parse_args()
+    if args.generation_compile and args.cache_implementation not in (None, "static"):
+        parser.error("--generation_compile runs on the static cache: drop --cache_implementation")
     args.shape = args.shape or ("3b" if args.device == "cuda" else "tiny")
     cuda = args.device == "cuda"
     args.num_generations = args.num_generations or (8 if cuda else 4)
@@ -309,6 +437,8 @@ def main() -> None:
     trainers = list(KINDS) if args.trainer == "both" else [args.trainer]
     measured = {kind: [] for kind in trainers}
     peaks = {kind: 0.0 for kind in trainers}
+    startups = {kind: [] for kind in trainers}
+    retries = {kind: 0 for kind in trainers}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         records = max(8, args.prompts * (args.warmup + args.steps))
@@ -319,9 +449,12 @@ def main() -> None:
             process, conn = start(run_trainer, kind, args, str(tmp / "data"), run_folder)
             result = receive(process, conn, f"run {run_index + 1} ({kind})")
             process.join()
-            measured[kind] += result["steps"]
+            print(side_line(kind, run_index + 1, result), flush=True)
+            measured[kind] += [step for step in result["steps"] if not step["warmup"]]
+            startups[kind].append(result["startup"])
             gpu_peaks = [step["peak_gib"] for step in result["steps"] if step["peak_gib"] is not None]
             peaks[kind] = max(peaks[kind], max(gpu_peaks) if gpu_peaks else result["rss_gib"])
+            retries[kind] = max([retries[kind], *(step["alloc_retries"] or 0 for step in result["steps"])])
 
     summary = {kind: summarize(measured[kind]) for kind in trainers}
     from r1_gui.processing import resize_factor
@@ -346,8 +479,13 @@ def main() -> None:
             row += f"{summary['ours'][phase] / plain:>13.3f}" if plain > 0 else f"{'-':>13}"
         print(row)
     memory = "peak GPU memory GiB" if args.device == "cuda" else "peak RSS GiB"
+    print(f"{'  of it prefill':<16}" + "".join(f"{summary[kind]['prefill']:>10.3f}" for kind in trainers))
     print(f"{'tokens/s':<16}" + "".join(f"{summary[kind]['tokens_per_s']:>10.0f}" for kind in trainers))
     print(f"{memory:<16}" + "".join(f"{peaks[kind]:>10.2f}" for kind in trainers))
+    first = {kind: startups[kind][0] for kind in trainers}  # each side's first run
+    for label, key in (("model built", "model_built_s"), ("first step at", "first_step_begins_s")):
+        print(f"{label + ' s':<16}" + "".join(f"{first[kind][key]:>10.1f}" for kind in trainers))
+    print(f"{'first step s':<16}" + "".join(f"{first[kind]['first_step_s']:>10.1f}" for kind in trainers))
     result = {
         "benchmark": "gpu_step_profile",
         "device": device_name,
@@ -358,14 +496,21 @@ def main() -> None:
         "image_tokens": image_tokens,
         "runs_per_side": args.rounds,
         "vision_attention": args.vision_attention,
-        "cache_implementation": args.cache_implementation,
+        "cache_implementation": "static" if args.generation_compile else args.cache_implementation,
+        "generation_compile": args.generation_compile,
         "measured_steps_per_side": args.rounds * args.steps,
         **{
             kind: {
-                **{f"{key}_s": round(value, 3) for key, value in summary[kind].items() if key in (*PHASES, "total")},
+                **{
+                    f"{key}_s": round(value, 3)
+                    for key, value in summary[kind].items()
+                    if key in (*PHASES, "total", "prefill")
+                },
                 "step_s": summary[kind]["steps"],
                 "generated_tokens_per_s": round(summary[kind]["tokens_per_s"], 1),
                 "peak_memory_gib": round(peaks[kind], 2),
+                "startup": first[kind],
+                "alloc_retries": retries[kind] if args.device == "cuda" else None,
             }
             for kind in trainers
         },

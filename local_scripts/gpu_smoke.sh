@@ -4,6 +4,7 @@
 #   bash local_scripts/gpu_smoke.sh                 # CUDA; without CUDA it says so and exits 0
 #   bash local_scripts/gpu_smoke.sh --cpu           # the same sequence on CPU (fp32, gloo): tests this script
 #   R1_GUI_SMOKE_DEVICE=cpu bash local_scripts/gpu_smoke.sh
+#   bash local_scripts/gpu_smoke.sh --only tiny_model,synthetic_data,sft,grpo   # some entry points (SMOKE_ONLY too)
 #
 # Entry points, in order, each feeding the next: a tiny model (r1_gui.tiny), synthetic data (make_synthetic.py,
 # raw_load_data.py), the stock processor on the folders r1_gui writes, SFT (sft.py), the batched vision windows
@@ -14,14 +15,43 @@
 # step of a Qwen2.5-VL-3B-shaped model with a real AdamW step (bench/gpu_step_profile.py). The CPU mode skips,
 # saying why, the steps a CPU cannot do: the stock processors (no CPU torchvision) and the 3B step.
 #
+# --only NAME,NAME (or SMOKE_ONLY="NAME NAME") runs those entry points, in the order above, and prints a SKIP line for
+# the others; an entry point's inputs must be among them (grpo trains from sft's output, eval_test_aitw evaluates
+# grpo's, stock_processor loads sft's, the qwen3 steps follow qwen3_tiny_model) or it fails. GPU_KIT_SMOKE below is
+# bench/gpu_kit.sh's subset: every command line once (the other lines repeat a command with another flag or
+# architecture, or time what the kit measures on its own).
+#
 # Exits 1 if any entry point fails. Logs: $SMOKE_DIR/logs/<entry point>.log (SMOKE_DIR defaults to a temporary
 # folder that is kept when something fails). PYTHON (default .venv/bin/python when present, else python3) and
 # SMOKE_NPROC (torchrun processes, default 1) may be set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+ENTRY_POINTS=(tiny_model synthetic_data sft stock_processor vision_attention grpo grpo_torchrun_zero1
+    grpo_torchrun_zero2 grpo_lora eval_test_aitw demo_fast qwen3_tiny_model qwen3_grpo qwen3_eval_test_aitw
+    qwen3_stock_processor grpo_step_3b)
+GPU_KIT_SMOKE="tiny_model,synthetic_data,sft,stock_processor,grpo,grpo_torchrun_zero2,eval_test_aitw,demo_fast"
+
 DEVICE="${R1_GUI_SMOKE_DEVICE:-cuda}"
-[[ "${1:-}" == "--cpu" ]] && DEVICE=cpu
+ONLY="${SMOKE_ONLY:-}"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --cpu) DEVICE=cpu; shift ;;
+        --only) ONLY="${2:-}"; shift 2 || { echo "error: --only needs a comma-separated list of entry points" >&2; exit 2; } ;;
+        --only=*) ONLY="${1#--only=}"; shift ;;
+        --gpu_kit) ONLY="${GPU_KIT_SMOKE}"; shift ;;
+        *) echo "error: unknown argument $1 (valid: --cpu, --only NAME,NAME, --gpu_kit)" >&2; exit 2 ;;
+    esac
+done
+ONLY="${ONLY//,/ }"
+for name in ${ONLY}; do
+    if [[ " ${ENTRY_POINTS[*]} " != *" ${name} "* ]]; then
+        echo "error: --only: no entry point ${name}; valid: ${ENTRY_POINTS[*]}" >&2
+        exit 2
+    fi
+done
+# selected NAME: whether NAME runs (every entry point without --only)
+selected() { [[ -z "${ONLY}" || " ${ONLY} " == *" $1 "* ]]; }
 if [[ -z "${PYTHON:-}" ]]; then
     if [[ -x .venv/bin/python ]]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
@@ -55,6 +85,10 @@ failed=0
 run() {
     local name="$1" start=${SECONDS}
     shift
+    if ! selected "${name}"; then
+        printf 'SKIP %-22s       %s\n' "${name}" "not in --only"
+        return
+    fi
     if "$@" >"${W}/logs/${name}.log" 2>&1; then
         printf 'PASS %-22s %4ds\n' "${name}" $((SECONDS - start))
     else
@@ -63,7 +97,13 @@ run() {
         failed=1
     fi
 }
-skip() { printf 'SKIP %-22s       %s\n' "$1" "$2"; }
+skip() {
+    if selected "$1"; then
+        printf 'SKIP %-22s       %s\n' "$1" "$2"
+    else
+        printf 'SKIP %-22s       %s\n' "$1" "not in --only"
+    fi
+}
 
 run tiny_model "${PYTHON}" -m r1_gui.tiny --arch qwen2_5_vl --out "${W}/models/tiny"
 run synthetic_data bash -c "'${PYTHON}' dataset/make_synthetic.py --output_dir '${W}/raw' --episodes 20 --seed 0 &&
@@ -148,6 +188,6 @@ if [[ ${failed} -ne 0 ]]; then
     echo "gpu_smoke: FAILED (logs in ${W}/logs)"
     exit 1
 fi
-echo "gpu_smoke: all entry points passed on ${DEVICE}"
+echo "gpu_smoke: all ${ONLY:+selected }entry points passed on ${DEVICE}"
 [[ -z "${SMOKE_DIR:-}" ]] && rm -rf "${W}"
 exit 0

@@ -22,13 +22,13 @@ def test_eval_command_line_sets_every_field_once():
             "--max_samples", "9", "--max_new_tokens", "64", "--temperature", "0.7", "--prompt_style", "mobile_use",
             "--system_prompt", "Operate the phone.", "--coordinates", "grid999", "--min_pixels", "1000",
             "--max_pixels", "20000", "--backend", "vllm", "--device", "cpu", "--dtype", "bfloat16",
-            "--vision_attention", "batched_windows", "--vllm_gpu_memory_utilization", "0.5", "--seed", "3", "--gallery_size", "0", "--overwrite",
+            "--vision_attention", "batched_windows", "--generation_compile", "--vllm_gpu_memory_utilization", "0.5", "--seed", "3", "--gallery_size", "0", "--overwrite",
             "--benchmark", "screenspot", "--protocol", "aitw"]  # fmt: skip
     assert asdict(EvalConfig.from_args(eval_args(argv))) == {
         "prompt_style": "mobile_use", "system_prompt": "Operate the phone.", "coordinates": "grid999",
         "min_pixels": 1000, "max_pixels": 20000, "max_new_tokens": 64, "temperature": 0.7, "seed": 3,
         "backend": "vllm", "device": "cpu", "dtype": "bfloat16", "vision_attention": "batched_windows",
-        "vllm_gpu_memory_utilization": 0.5,
+        "generation_compile": True, "vllm_gpu_memory_utilization": 0.5,
         "batch_size": 4, "images_per_prompt": 1, "max_samples": 9, "benchmark": "screenspot", "gallery_size": 0,
         "overwrite": True, "protocol": "aitw",
     }  # fmt: skip

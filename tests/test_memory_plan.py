@@ -14,6 +14,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import memory_plan  # noqa: E402
 from memory_plan import (  # noqa: E402
     GIB,
+    TINY_SPECS,
     ModelStates,
     ParameterCount,
     bf16_adamw_states,
@@ -26,50 +27,6 @@ from memory_plan import (  # noqa: E402
     read_recipe,
     zero_states,
 )
-
-ROPE = {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [2, 3, 3]}  # head_dim 16
-TINY_TEXT = {
-    "vocab_size": 300,
-    "hidden_size": 64,
-    "intermediate_size": 96,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "rope_parameters": ROPE,
-}
-# the Qwen2.5-VL and Qwen3-VL towers' common fields (Qwen2-VL names its tower's fields otherwise)
-TINY_TOWER = {"depth": 2, "hidden_size": 32, "intermediate_size": 48, "num_heads": 2, "out_hidden_size": 64}
-TINY_SPECS = {
-    "qwen2_vl": {
-        "arch": "qwen2_vl",
-        "tie_word_embeddings": False,
-        "text": TINY_TEXT,
-        "vision": {
-            "depth": 2,
-            "embed_dim": 32,
-            "num_heads": 2,
-            "mlp_ratio": 2,
-            "spatial_merge_size": 2,
-            "hidden_size": 64,
-        },
-    },
-    "qwen2_5_vl tied": {
-        "arch": "qwen2_5_vl",
-        "tie_word_embeddings": True,
-        "text": TINY_TEXT,
-        "vision": {**TINY_TOWER, "fullatt_block_indexes": [1], "window_size": 112},
-    },
-    "qwen3_vl": {
-        "arch": "qwen3_vl",
-        "tie_word_embeddings": True,
-        "text": {  # the same language model, with Qwen3-VL's explicit head size and interleaved rotary sections
-            **{key: value for key, value in TINY_TEXT.items() if key != "rope_parameters"},
-            "head_dim": 16,
-            "rope_parameters": {**ROPE, "mrope_section": [4, 2, 2], "mrope_interleaved": True},
-        },
-        "vision": {**TINY_TOWER, "patch_size": 16, "num_position_embeddings": 64, "deepstack_visual_indexes": [0, 1]},
-    },
-}
 
 # (stage, beta, expected params, grads, optimizer, reference) in bytes for Psi = 1000 parameters on N = 4 GPUs
 ZERO_CASES = [

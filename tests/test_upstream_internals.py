@@ -43,6 +43,7 @@ GRPO_ATTRIBUTES = [
     "_metrics", "_tokenizer", "_entropy_bonus_enabled", "eos_token_ids", "generation_config", "generation_kwargs",
     "vllm_generation", "use_vllm", "num_generations_eval", "reward_weights", "top_entropy_quantile",
     "aux_loss_enabled", "chat_template_kwargs", "log_completions", "reward_funcs", "num_generations", "scale_rewards",
+    "_dist", "pad_to_multiple_of", "use_transformers_continuous_batching",
 ]  # fmt: skip
 
 
@@ -101,3 +102,20 @@ def test_the_loss_takes_an_advantage_per_token():
     assert "if advantages.dim() == 1:" in inspect.getsource(GRPOTrainer._compute_loss)
     generate = inspect.getsource(GRPOTrainer._generate_and_score_completions)
     assert "advantages = advantages[process_slice]" in generate and '"advantages": advantages,' in generate
+
+
+def test_the_static_cache_and_compile_internals_generation_compile_uses():
+    """r1_gui.compiled_generation: transformers compiles the decode step off accelerators only with CompileConfig's
+    private `_compile_all_devices`; repeated_prompts keeps a static layer's `batch_size` and fixed addresses after
+    copying its `keys` / `values` to the full batch."""
+    import torch
+    from transformers import CompileConfig
+    from transformers.cache_utils import StaticLayer
+    from transformers.generation.utils import GenerationMixin
+
+    assert hasattr(CompileConfig(), "_compile_all_devices")
+    assert "_compile_all_devices" in inspect.getsource(GenerationMixin._valid_auto_compile_criteria)
+    layer = StaticLayer(max_cache_len=8)
+    assert layer.is_compileable and not layer.is_initialized
+    layer.lazy_initialization(torch.zeros(2, 1, 3, 4), torch.zeros(2, 1, 3, 4))
+    assert layer.is_initialized and layer.batch_size == 2 and layer.keys.shape == layer.values.shape == (2, 1, 8, 4)

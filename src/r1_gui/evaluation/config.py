@@ -62,6 +62,10 @@ class EvalConfig:
         default="auto",
         metadata={"help": "hf backend: the vision tower's windows batched (as in training; auto: on CUDA)"},
     )
+    generation_compile: bool = field(
+        default=False,
+        metadata={"help": "hf backend: a static KV cache and a compiled decode step (r1_gui.compiled_generation)"},
+    )
     vllm_gpu_memory_utilization: float = field(default=0.9, metadata={"help": "vllm backend only"})
     batch_size: int = field(default=16, metadata={"help": "prompts per generate call"})
     images_per_prompt: int = field(

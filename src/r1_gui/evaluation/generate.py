@@ -19,6 +19,7 @@ applied on top of it. torch, transformers and vllm are imported when a generator
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 from collections.abc import Sequence
@@ -77,6 +78,9 @@ def add_backend_arguments(parser) -> None:
     _flag(parser, "vision_attention", "hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its "
           "equal-size images) as one sdpa call per size (the same output), model as transformers does, auto batched "
           "on CUDA only (default)", choices=VISION_ATTENTION_CHOICES)  # fmt: skip
+    _flag(parser, "generation_compile", "hf backend: generate on a static KV cache with a compiled decode step "
+          "(the same greedy answers; the first batch pays the compilation; off by default until a GPU measures it "
+          "faster)", action=argparse.BooleanOptionalAction)  # fmt: skip
     _flag(parser, "vllm_gpu_memory_utilization", "vllm backend only", type=float)
     _flag(parser, "seed", "sampling seed (matters with --temperature > 0)", type=int)
 
@@ -252,6 +256,7 @@ class HFGenerator(_Generator):
         self.model = load_model(model_name_or_path, dtype=dtype).to(self.device)  # a LoRA adapter: base + adapter
         self.model.eval()
         apply_vision_attention(self.model, self.config.vision_attention, self.device.type)
+        self.generation_settings = self._compiled_generation_settings()
         tokenizer = self.processor.tokenizer
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         self.reseed(self.config.seed)
@@ -261,11 +266,31 @@ class HFGenerator(_Generator):
 
         torch.manual_seed(seed)
 
+    def _static_cache(self, prompt_length: int) -> dict:
+        """generate()'s keywords for --generation_compile, the cache's length in buckets (fewer recompiles)."""
+        from r1_gui.compiled_generation import static_cache_length
+
+        if not self.generation_settings:
+            return {}
+        length = static_cache_length(prompt_length, self.config.max_new_tokens)
+        return {**self.generation_settings, "max_cache_len": length}
+
+    def _compiled_generation_settings(self) -> dict:
+        """generate()'s extra keywords for --generation_compile (none when it is off or cannot apply)."""
+        from r1_gui.compiled_generation import generation_compile_blocker, generation_compile_settings, report
+
+        if not self.config.generation_compile:
+            return {}
+        if not report(generation_compile_blocker(self.model), "evaluation's generation"):
+            return {}
+        return generation_compile_settings(self.device.type)
+
     def _generate_batch(self, rows: Sequence[dict]) -> list[str]:
         import torch
 
         texts, screenshots = self._inputs(rows)
         inputs = self.processor(text=texts, images=screenshots, padding=True, return_tensors="pt").to(self.device)
+        prompt_length = inputs["input_ids"].shape[1]
         temperature = self.config.temperature
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         with torch.inference_mode():
@@ -275,8 +300,9 @@ class HFGenerator(_Generator):
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=self.pad_token_id,
                 **sampling,
+                **self._static_cache(prompt_length),
             )
-        completions = output_ids[:, inputs["input_ids"].shape[1] :]
+        completions = output_ids[:, prompt_length:]
         return self.processor.tokenizer.batch_decode(completions, skip_special_tokens=True)
 
     def generate_turns(self, inputs: Sequence) -> list[list[int]]:
@@ -303,6 +329,7 @@ class HFGenerator(_Generator):
                 eos_token_id=self.stop_token_ids,
                 pad_token_id=pad,
                 **sampling,
+                **self._static_cache(width),
             )
         return [self._cut_at_stop(row) for row in output[:, width:].tolist()]
 
@@ -318,8 +345,12 @@ class VLLMGenerator(_Generator):
         require_vllm()
         from vllm import LLM, SamplingParams
 
+        from r1_gui.compiled_generation import generation_compile_blocker, report
+
         super().__init__(model_name_or_path, config, **settings)
         config = self.config
+        if config.generation_compile:
+            report(generation_compile_blocker(None, backend="vllm"), "evaluation's generation")
         self.llm = LLM(
             model=self.model_name_or_path,
             seed=config.seed,

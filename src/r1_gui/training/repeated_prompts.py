@@ -320,10 +320,22 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
         cache = model_kwargs.get("past_key_values")
         if cache is not None:
             cache.reorder_cache(expand)
+            _keep_static_layers_static(cache)
         return output
 
     with _method_replaced(generator, "_prefill", _prefill):
         yield
+
+
+def _keep_static_layers_static(cache) -> None:
+    """After `reorder_cache` copied a static cache's tensors to the full batch: the layers' batch size is the full
+    batch's, and the new tensors are marked as fixed addresses as the layer marks the ones it allocates, so a compiled
+    decode step (a CUDA graph) can update them in place rather than skip the graph for mutated inputs."""
+    for layer in getattr(cache, "layers", ()):
+        if getattr(layer, "is_compileable", False) and getattr(layer, "is_initialized", False):
+            layer.batch_size = layer.keys.shape[0]
+            torch._dynamo.mark_static_address(layer.keys)
+            torch._dynamo.mark_static_address(layer.values)
 
 
 def whole_groups_shuffled(batch: dict, group_size: int) -> dict | None:

@@ -90,6 +90,12 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
        that mean (`r1_gui.training.weight_average`); `train` tells it which checkpoint a run resumes from.
     9. Resuming (`r1_gui.training.resume.ResumesCheckpoints`, shared with SFT): a checkpoint's weights are read as
        `from_pretrained` reads them, and a run resumed at `max_steps` runs no further step.
+    10. Compiled generation (in `__init__`): with `generation_compile=True` (or GUIGRPOConfig's `generation_compile`)
+       HF generation runs on a static KV cache with a compiled decode step (`r1_gui.compiled_generation`); the
+       parent builds its GenerationConfig with `disable_compile=True`, so its `cache_implementation="static"` alone
+       runs uncompiled. Where it cannot apply (vLLM, ZeRO-3, FSDP, a model not marked compilable) one log line says
+       why and generation is the parent's. Each generation (in `_generate_single_turn`) sizes the static cache in
+       buckets of tokens (`static_cache_length`), so prompts of other lengths do not recompile the decode step.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
     `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
@@ -104,6 +110,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         completions_table_rows: int = 8,
         skip_no_signal: bool = True,
         dedupe_images: bool = True,
+        generation_compile: bool | None = None,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
@@ -115,6 +122,11 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         self._table_rows: list[dict] = []
         self._last_table_step = -1
         self._use_style_stop_token()
+        self._compiled_generation = False
+        if generation_compile is None:
+            generation_compile = getattr(self.args, "generation_compile", False)
+        if generation_compile:
+            self._use_compiled_generation()
         blocker = self._no_signal_skip_blocker() if skip_no_signal else None
         self.skip_no_signal = skip_no_signal and blocker is None
         self.dedupe_images = dedupe_images
@@ -292,6 +304,37 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             return super()._prepare_inputs(generation_batch)
         with micro_batches_of_whole_groups(self.num_generations):  # each micro-batch: as few screenshots as it can
             return super()._prepare_inputs(generation_batch)
+
+    # -- 10. compiled generation -------------------------------------------------------------------------------
+    def _use_compiled_generation(self) -> None:
+        from r1_gui.compiled_generation import (
+            check_cache_implementation,
+            generation_compile_blocker,
+            generation_compile_settings,
+            report,
+        )
+
+        check_cache_implementation(self.args.cache_implementation)
+        backend = "vllm" if self.use_vllm else "hf"
+        if not self.use_vllm and self.use_transformers_continuous_batching:
+            backend = "transformers' continuous batching"
+        sharded = "DeepSpeed ZeRO-3" if self._dist.is_zero3 else "FSDP" if self._dist.is_fsdp else None
+        blocker = generation_compile_blocker(self.model, sharded=sharded, backend=backend)
+        if report(blocker, "training's generation"):
+            settings = generation_compile_settings(self.accelerator.device.type)
+            for name, value in settings.items():
+                setattr(self.generation_config, name, value)
+            self.generation_kwargs.update(settings)
+            self._compiled_generation = True
+
+    def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+        if self._compiled_generation:  # the static cache's length in buckets (fewer recompiles)
+            from r1_gui.compiled_generation import static_cache_length
+
+            multiple = self.pad_to_multiple_of or 1
+            longest = -(-max(len(ids) for ids in prompt_ids) // multiple) * multiple
+            self.generation_config.max_cache_len = static_cache_length(longest, self.generation_config.max_new_tokens)
+        return super()._generate_single_turn(prompt_ids, *args, **kwargs)
 
 
 def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
