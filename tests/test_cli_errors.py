@@ -987,3 +987,22 @@ def test_the_lock_is_released_when_its_holder_is_killed_and_taken_again_inside_o
     with output_folder_lock(tmp_path / "new"):
         pass
     assert not (tmp_path / "new").exists()  # a folder the run made and left empty goes too
+
+
+def test_every_installed_command_answers_its_help_and_its_errors_name_the_command():
+    """pyproject.toml's [project.scripts] (issue 53 item 3): each is installed beside this Python and prints its
+    help; a Ctrl-C's "continue with" line names the installed command as the user typed it."""
+    import tomllib
+
+    from r1_gui.cli_errors import rerun_command
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert {"r1-gui-train", "r1-gui-eval", "r1-gui-demo"} <= set(scripts)
+    for name in scripts:
+        command = Path(sys.executable).parent / name
+        done = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "usage:" in done.stdout, (name, done.stderr[-2000:])
+    argv = [str(Path(sys.executable).parent / "r1-gui-train"), "--config", "x.yaml"]
+    assert rerun_command(add=("--resume_from_checkpoint", "last"), argv=argv) == (
+        "r1-gui-train --config x.yaml --resume_from_checkpoint last"
+    )

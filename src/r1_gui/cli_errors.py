@@ -257,7 +257,9 @@ def rerun_command(
     spec = getattr(sys.modules.get("__main__"), "__spec__", None) if argv is None else None
     argv = sys.argv if argv is None else argv
     program = ["python", argv[0]]
-    if spec is not None and spec.name != "__main__":  # run as `python -m MODULE`
+    if os.path.basename(argv[0]).startswith("r1-gui-"):  # an installed command (pyproject's [project.scripts])
+        program = [os.path.basename(argv[0])]
+    elif spec is not None and spec.name != "__main__":  # run as `python -m MODULE`
         program = ["python", "-m", spec.name.removesuffix(".__main__")]
     if "TORCHELASTIC_RUN_ID" in os.environ:  # a torchrun worker: the user typed torchrun
         program = ["torchrun", "--nproc_per_node", os.environ.get("LOCAL_WORLD_SIZE", "1"), *program[1:]]

@@ -30,11 +30,11 @@ def parse_sft_arguments(argv: list[str] | None = None):
 @cli_main
 def cli(argv: list[str] | None = None) -> None:
     """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     precheck("sft", argv)
     main(*parse_sft_arguments(argv))
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     cli(sys.argv[1:])
