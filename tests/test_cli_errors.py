@@ -376,6 +376,18 @@ def test_grpo_command_line_mistakes_fail_before_torch_is_imported(argv, first_li
     assert "imported: []" in done.stderr
 
 
+def test_an_evaluation_of_a_local_path_that_does_not_exist_fails_at_once_in_a_fresh_clone(tiny_qwen2_vl, tmp_path):
+    """eval/test_aitw.py --dataset data/nope where data/ does not exist went to the Hub: 10 retries, 26 s, a
+    ConnectionError traceback (issue 54, item 3). Now one line, without asking the Hub (the Hub is out of reach)."""
+    offline = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "R1_GUI_TRACEBACK")
+    env = {key: value for key, value in os.environ.items() if key not in offline}
+    done = subprocess.run([sys.executable, str(REPO / "eval" / "test_aitw.py"), "--model_name_or_path",
+                           str(tiny_qwen2_vl), "--dataset", "data/nope", "--output_dir", "out"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert_first_error(done.returncode, done.stderr, "--dataset data/nope: no such local folder")
+    assert "huggingface.co cannot be reached" in done.stderr and not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # What a new user hit on a fresh clone (issue 34, item 7): each was a traceback; each is one `error:` line, exit 2.
 # The commands run as the user types them: a process of this Python in the repository.
