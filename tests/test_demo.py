@@ -74,8 +74,8 @@ def test_fast_demo_writes_every_artifact(tmp_path):
         timeout=900,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    for stage in range(1, 7):  # progress is shown stage by stage
-        assert f"[{stage}/6]" in result.stdout
+    for stage in range(1, 7):  # progress is shown stage by stage: when each starts, and how long it took
+        assert f"[{stage}/6] " in result.stdout and f"[{stage}/6] done in " in result.stdout
     assert "| action_match_accuracy |" in result.stdout  # the before/after table at the end
 
     report = json.loads((out / "report.json").read_text())

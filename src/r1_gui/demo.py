@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -96,10 +95,6 @@ class DemoConfig:
         return cls(
             episodes=12, sft_steps=3, grpo_steps=2, grpo_prompts_per_step=2, num_generations=2, eval_max_samples=8
         )
-
-
-def _stage(number: int, total: int, what: str) -> None:
-    print(f"[{number}/{total}] {what}", flush=True)
 
 
 def check_rebuilt_folders(output_dir: Path) -> None:
@@ -263,42 +258,25 @@ def run_demo(output_dir: str | Path, seed: int = 0, config: DemoConfig | None = 
     check_rebuilt_folders(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
-    seconds, start = {}, time.perf_counter()
+    from r1_gui.training.progress import Stages
 
-    def lap(name: str, began: float) -> None:
-        seconds[name] = round(time.perf_counter() - began, 1)
+    stages = Stages(total=6)
+    with stages.stage("data", f"synthetic episodes and the dataset builder ({config.episodes} episodes)"):
+        build_report = build_data(config, output_dir, seed)
+    with stages.stage("model", f"a {config.model_size} {config.arch} model, built locally"):
+        build_tiny_model(output_dir / "model", config.arch, config.model_size, seed=seed)
+    with stages.stage("sft", f"SFT warm start ({config.sft_steps} steps)"):
+        warm_start = run_sft(config, output_dir, seed)
+    with stages.stage("eval_warm_start", "evaluating the warm start on held-out episodes"):
+        warm_metrics = evaluate_model(config, warm_start, output_dir, "eval_warm_start")
+    with stages.stage("grpo", f"GRPO ({config.grpo_steps} steps, {config.num_generations} samples per prompt)"):
+        grpo_dir = run_grpo(config, output_dir, warm_start, seed)
+    with stages.stage("eval_grpo", "evaluating the GRPO model on the same held-out episodes"):
+        grpo_metrics = evaluate_model(config, grpo_dir, output_dir, "eval_grpo")
+        from r1_gui.visualize import reward_curve
 
-    total = 6
-    began = time.perf_counter()
-    _stage(1, total, f"synthetic episodes and the dataset builder ({config.episodes} episodes)")
-    build_report = build_data(config, output_dir, seed)
-    _stage(2, total, f"a {config.model_size} {config.arch} model, built locally")
-    build_tiny_model(output_dir / "model", config.arch, config.model_size, seed=seed)
-    lap("data_and_model", began)
-
-    began = time.perf_counter()
-    _stage(3, total, f"SFT warm start ({config.sft_steps} steps)")
-    warm_start = run_sft(config, output_dir, seed)
-    lap("sft", began)
-
-    began = time.perf_counter()
-    _stage(4, total, "evaluating the warm start on held-out episodes")
-    warm_metrics = evaluate_model(config, warm_start, output_dir, "eval_warm_start")
-    lap("eval_warm_start", began)
-
-    began = time.perf_counter()
-    _stage(5, total, f"GRPO ({config.grpo_steps} steps, {config.num_generations} samples per prompt)")
-    grpo_dir = run_grpo(config, output_dir, warm_start, seed)
-    lap("grpo", began)
-
-    began = time.perf_counter()
-    _stage(6, total, "evaluating the GRPO model on the same held-out episodes")
-    grpo_metrics = evaluate_model(config, grpo_dir, output_dir, "eval_grpo")
-    from r1_gui.visualize import reward_curve
-
-    curve = reward_curve(grpo_dir, output_dir / "reward_curve.png")
-    lap("eval_grpo", began)
-    seconds["total"] = round(time.perf_counter() - start, 1)
+        curve = reward_curve(grpo_dir, output_dir / "reward_curve.png")
+    seconds = stages.finish()
 
     parameters = sum(p.numel() for p in _load_parameters(output_dir / "model"))
     report = {

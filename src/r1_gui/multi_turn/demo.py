@@ -24,7 +24,6 @@ import logging
 import os
 import random
 import resource
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 from r1_gui.cli_errors import shared_core_threads
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
-from r1_gui.training.progress import StageProgress
+from r1_gui.training.progress import StageProgress, Stages
 
 logger = logging.getLogger("r1_gui.demo")
 
@@ -333,42 +332,29 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     torch.set_num_threads(config.torch_threads)
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    seconds, began = {}, time.perf_counter()
     load_start = [round(x, 2) for x in os.getloadavg()]  # 1, 5 and 15 minutes: other jobs on the same cores
-
-    def stage(name: str, what: str) -> float:
-        print(f"[{name}] {what}", flush=True)
-        return time.perf_counter()
-
-    def lap(name: str, start: float) -> None:
-        seconds[name] = round(time.perf_counter() - start, 1)
-        print(f"[{name}] done in {seconds[name]:.0f} s", flush=True)
-
-    start = stage("model", f"a random {config.arch} ({config.model_size}), built here")
-    model_dir = build_tiny_model(
-        output_dir / "model", arch=config.arch, size=config.model_size, seed=seed, pixel_norm=config.pixel_norm
-    )
-    lap("model", start)
+    stages = Stages()
+    with stages.stage("model", f"a random {config.arch} ({config.model_size}), built here"):
+        model_dir = build_tiny_model(
+            output_dir / "model", arch=config.arch, size=config.model_size, seed=seed, pixel_norm=config.pixel_norm
+        )
     if config.sight_steps:
-        start = stage("sight", f"{config.sight_steps} steps on synthetic button pages (where a button is)")
-        model_dir = run_sight(config, model_dir, output_dir, seed)
-        lap("sight", start)
+        with stages.stage("sight", f"{config.sight_steps} steps on synthetic button pages (where a button is)"):
+            model_dir = run_sight(config, model_dir, output_dir, seed)
     # one pool of environments from the expert's episodes to the last evaluation: each stage reuses the workers the
     # stages before it started (a browser takes ~4.5 s to start; the web demo's stages started 46 of them, now 16)
     with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
-        start = stage("sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {config.sft_steps} steps")
-        warm_start = run_sft(config, model_dir, output_dir, seed, pool)
-        lap("sft", start)
-        start = stage("eval_warm_start", f"{config.eval_episodes} held-out episodes")
-        warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
-        lap("eval_warm_start", start)
-        start = stage("grpo", f"{config.grpo_steps} multi-turn GRPO steps")
-        grpo_dir = run_grpo(config, warm_start, output_dir, seed, pool)
-        lap("grpo", start)
-        start = stage("eval_grpo", f"{config.eval_episodes} held-out episodes")
-        grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo", pool)
-        lap("eval_grpo", start)
-    seconds["total"] = round(time.perf_counter() - began, 1)
+        with stages.stage(
+            "sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {config.sft_steps} steps"
+        ):
+            warm_start = run_sft(config, model_dir, output_dir, seed, pool)
+        with stages.stage("eval_warm_start", f"{config.eval_episodes} held-out episodes"):
+            warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
+        with stages.stage("grpo", f"{config.grpo_steps} multi-turn GRPO steps"):
+            grpo_dir = run_grpo(config, warm_start, output_dir, seed, pool)
+        with stages.stage("eval_grpo", f"{config.eval_episodes} held-out episodes"):
+            grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo", pool)
+    seconds = stages.finish()
     usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)
     # the ended child processes' (the environments' workers, and what they waited for, e.g. a browser's driver)

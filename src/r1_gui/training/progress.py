@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -30,6 +31,39 @@ SUCCESS_KEYS = (
     "rewards/step_success/mean",
     "rewards/action_match/mean",
 )
+
+
+class Stages:
+    """A command's stages, one after the other (the demos'): each says when it starts and how long it took, where
+    the user sees it, and its wall seconds go in `seconds` (the report's)::
+
+        stages = Stages(total=6)
+        with stages.stage("sft", "SFT warm start (40 steps)"):   # [3/6] SFT warm start (40 steps)
+            train()                                              # [3/6] done in 12 s
+        report["seconds"] = stages.finish()                      # {"sft": 12.3, ..., "total": 80.1}
+
+    Without ``total`` the lines are headed by the stage's name (`[sft] ...`)."""
+
+    def __init__(self, total: int | None = None, say=print):
+        self.total, self.say = total, say
+        self.seconds: dict[str, float] = {}
+        self.began = time.perf_counter()
+        self.count = 0
+
+    @contextmanager
+    def stage(self, name: str, what: str):
+        self.count += 1
+        head = f"[{self.count}/{self.total}]" if self.total else f"[{name}]"
+        self.say(f"{head} {what}", flush=True)
+        start = time.perf_counter()
+        yield
+        self.seconds[name] = round(time.perf_counter() - start, 1)
+        self.say(f"{head} done in {self.seconds[name]:.0f} s", flush=True)
+
+    def finish(self) -> dict[str, float]:
+        """Every stage's seconds and the total since the first began."""
+        self.seconds["total"] = round(time.perf_counter() - self.began, 1)
+        return self.seconds
 
 
 class StageProgress:
