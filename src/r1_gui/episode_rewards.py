@@ -26,12 +26,42 @@ the same way; one that does not take `per_turn` counts for the episode-level adv
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
 
 from r1_gui.actions import styled_action
 from r1_gui.scoring import click_distance_score, click_gaussian_score, text_f1_score
+
+RewardFunc = Callable[..., list[float | None]]  # what trl calls: keyword arguments in, a score per completion out
+
+
+def scorer_signature(reward: RewardFunc, scorer: Callable) -> RewardFunc:
+    """``reward`` (a reward made from ``scorer``: `turn_reward`, `r1_gui.rewards.step_reward`) shown as the scorer:
+    its name and docstring, and its signature with the scorer's keyword-only parameters before ``**kwargs``, where
+    `r1_gui.rewards.reward_params` finds what ``reward_kwargs`` may set."""
+    shown = inspect.signature(reward)
+    common = list(shown.parameters.values())
+    settable = [p for p in inspect.signature(scorer).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    reward.__signature__ = shown.replace(parameters=[*common[:-1], *settable, common[-1]])
+    reward.__name__ = reward.__qualname__ = scorer.__name__
+    reward.__doc__, reward.__module__ = scorer.__doc__, scorer.__module__
+    return reward
+
+
+def turn_reward(scorer: Callable[..., float | None]) -> RewardFunc:
+    """An episode reward from a scorer of one turn, ``scorer(turn, *, parameter=default, ...) -> float | None``:
+    per episode the mean of its turns' scores over the turns where it applies, or with ``per_turn`` the scores
+    themselves (see the module docstring); the scorer's keyword-only parameters are settable (``reward_kwargs``)."""
+    settable = [p for p in inspect.signature(scorer).parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+    def reward(completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None,
+               per_turn=False, **kwargs):  # fmt: skip
+        values = {p.name: kwargs.get(p.name, p.default) for p in settable}
+        return _per_episode(completions, episode, lambda turn: scorer(turn, **values), per_turn)
+
+    return scorer_signature(reward, scorer)
 
 
 def _turn_mean(episode: Any, score: Callable[[Any], float | None]) -> float | None:
@@ -65,98 +95,48 @@ def _per_episode(completions, episode, score: Callable[[Any], float | None], per
     return [_turn_mean(item, score) if item is not None else None for item in episode]
 
 
-def episode_format_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
-):
+@turn_reward
+def episode_format_reward(turn) -> float:
     """Mean over turns of 1 when the turn is written as Thought -> Action -> one mobile_use `<tool_call>` whose
     action parses (the single-step `format` rule of the mobile_use style), else 0.
     Example: one turn well formed, one bare `<tool_call>` -> 0.5."""
-    return _per_episode(
-        completions,
-        episode,
-        lambda turn: float(styled_action(turn.text, "mobile_use", coordinates="grid999") is not None),
-        per_turn,
-    )
+    return float(styled_action(turn.text, "mobile_use", coordinates="grid999") is not None)
 
 
-def episode_action_type_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
-):
+@turn_reward
+def episode_action_type_reward(turn) -> float | None:
     """Mean over turns of 1 when the turn's action type is the expert's (0 when the text did not parse).
     Example: expert click, click then nothing parsed -> 0.5."""
-
-    def score(turn):
-        if turn.expert_action is None:
-            return None
-        return float(turn.action is not None and turn.action.type == turn.expert_action.type)
-
-    return _per_episode(completions, episode, score, per_turn)
+    if turn.expert_action is None:
+        return None
+    return float(turn.action is not None and turn.action.type == turn.expert_action.type)
 
 
-def episode_click_distance_reward(
-    completions=None,
-    episode=None,
-    *,
-    coordinates=None,
-    screen_size=None,
-    prompt_style=None,
-    per_turn=False,
-    threshold: float = 0.04,
-    cutoff: float = 0.3,
-    **kwargs,
-):
+@turn_reward
+def episode_click_distance_reward(turn, *, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
     """Mean of `click_distance_score` over the turns whose expert action has a point; None when none has.
     Example: an exact click and one 0.17 away -> (1.0 + 0.5) / 2 = 0.75; per turn -> [1.0, 0.5]."""
-    return _per_episode(
-        completions,
-        episode,
-        lambda turn: (
-            None
-            if turn.expert_action is None
-            else click_distance_score(turn.action, turn.expert_action, threshold, cutoff)
-        ),
-        per_turn,
-    )
+    if turn.expert_action is None:
+        return None
+    return click_distance_score(turn.action, turn.expert_action, threshold, cutoff)
 
 
-def episode_click_gaussian_reward(
-    completions=None,
-    episode=None,
-    *,
-    coordinates=None,
-    screen_size=None,
-    prompt_style=None,
-    per_turn=False,
-    sigma: float = 0.05,
-    **kwargs,
-):
+@turn_reward
+def episode_click_gaussian_reward(turn, *, sigma: float = 0.05) -> float | None:
     """Mean of `click_gaussian_score` over the turns whose expert action has a point: as the single-step
     `click_gaussian` scales by the row's bbox, each turn scales by its `target_box` (the element the expert clicks,
     `info["target_box"]`): sx, sy half its width and height; `sigma` where the turn has no box.
     Example: no box, one click sigma off in x -> exp(-0.5) = 0.6065; box 0.2 wide, 0.1 off in x -> the same."""
-    return _per_episode(
-        completions,
-        episode,
-        lambda turn: (
-            None
-            if turn.expert_action is None
-            else click_gaussian_score(turn.action, turn.expert_action, getattr(turn, "target_box", None), sigma)
-        ),
-        per_turn,
-    )
+    if turn.expert_action is None:
+        return None
+    return click_gaussian_score(turn.action, turn.expert_action, getattr(turn, "target_box", None), sigma)
 
 
-def episode_text_f1_reward(
-    completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
-):
+@turn_reward
+def episode_text_f1_reward(turn) -> float | None:
     """Mean of `text_f1_score` over the turns whose expert action carries text (type, open_app, answer).
     Example: typed "new york city" where the expert types "new york" -> 0.8."""
-    return _per_episode(
-        completions,
-        episode,
-        lambda turn: None if turn.expert_action is None else text_f1_score(turn.action, turn.expert_action),
-        per_turn,
-    )
+    return None if turn.expert_action is None else text_f1_score(turn.action, turn.expert_action)
 
 
 def task_success_reward(

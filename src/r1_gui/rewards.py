@@ -35,7 +35,6 @@ from typing import Any
 from r1_gui.actions import (
     COORDINATE_SYSTEMS,
     COORDINATE_TOLERANCE,
-    Action,
     coordinate_scale,
     coordinate_tolerance,
     extract_action,
@@ -50,7 +49,7 @@ from r1_gui.actions.completion import (
 )
 from r1_gui.actions.core import is_number
 from r1_gui.actions.guir1 import NO_TEXT, guir1_ground_truth
-from r1_gui.episode_rewards import EPISODE_REWARD_NEEDS, EPISODE_REWARDS
+from r1_gui.episode_rewards import EPISODE_REWARD_NEEDS, EPISODE_REWARDS, RewardFunc, scorer_signature
 from r1_gui.prompts import PROMPT_STYLES
 from r1_gui.scoring import click_distance_score, click_gaussian_score, score_pair, text_f1_score
 from r1_gui.scoring.guir1 import guir1_accuracy_score, guir1_format_score
@@ -122,27 +121,36 @@ def _score(rows, scorer: Callable, missing: float | None) -> list[float | None]:
 # ------------------------------------------------------------------------------------------------ rewards
 
 
-def accuracy_reward(
-    completions=None,
-    solution=None,
-    bbox=None,
-    *,
-    coordinates=None,
-    screen_size=None,
-    prompt_style="aguvis",
-    type_weight: float = 0.5,
-    argument_weight: float = 0.5,
-    **kwargs,
-) -> list[float | None]:
+def step_reward(missing: float | None) -> Callable[[Callable[..., float]], RewardFunc]:
+    """Make a reward of a dataset row's single-step answer from a scorer of one row,
+    ``scorer(pred, gt, box, tolerance, *, parameter=default, ...) -> float``: the reward takes the keywords every
+    reward takes (``completions``, ``solution``, ``bbox``, the bound ``coordinates``, ``screen_size``,
+    ``prompt_style``) and the scorer's keyword-only parameters (settable through ``reward_kwargs``), reads each
+    completion and its row (``_rows``) and scores it (``_score``): ``missing`` for a row without a parseable ground
+    truth, the scorer's value clipped to [0, 1] (None where it returns None), never an exception. The reward keeps
+    the scorer's name and docstring."""
+
+    def make(scorer: Callable[..., float]) -> RewardFunc:
+        settable = [p for p in inspect.signature(scorer).parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+        def reward(completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None,
+                   prompt_style="aguvis", **kwargs) -> list[float | None]:  # fmt: skip
+            values = {p.name: kwargs.get(p.name, p.default) for p in settable}
+            rows = _rows(completions, solution, bbox, coordinates, screen_size)
+            return _score(rows, lambda pred, gt, box, tolerance: scorer(pred, gt, box, tolerance, **values), missing)
+
+        return scorer_signature(reward, scorer)
+
+    return make
+
+
+@step_reward(missing=0.0)
+def accuracy_reward(pred, gt, box, tolerance, *, type_weight: float = 0.5, argument_weight: float = 0.5) -> float:
     """``type_weight`` for the right action type + ``argument_weight`` for exactly the right arguments
     (``score_pair``'s type_match and param_match). Example: gt ``mobile.back()``, pred ``mobile.back()`` -> 1.0;
     gt click (0.5, 0.5), pred click (0.6, 0.5) -> 0.5."""
-
-    def scorer(pred: Action | None, gt: Action, box: Any, tolerance: float) -> float:
-        pair = score_pair(pred, gt, box, tolerance=tolerance)
-        return type_weight * pair["type_match"] + argument_weight * pair["param_match"]
-
-    return _score(_rows(completions, solution, bbox, coordinates, screen_size), scorer, missing=0.0)
+    pair = score_pair(pred, gt, box, tolerance=tolerance)
+    return type_weight * pair["type_match"] + argument_weight * pair["param_match"]
 
 
 def format_reward(
@@ -169,78 +177,41 @@ def format_reward(
     return scores
 
 
-def action_type_reward(
-    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
-) -> list[float | None]:
+@step_reward(missing=0.0)
+def action_type_reward(pred, gt, box, tolerance) -> float:
     """1.0 when the predicted canonical action type equals the ground truth's (``score_pair`` type_match).
     Example: gt click, pred long_press -> 0.0."""
-    rows = _rows(completions, solution, bbox, coordinates, screen_size)
-    return _score(
-        rows,
-        lambda pred, gt, box, tolerance: float(score_pair(pred, gt, box, tolerance=tolerance)["type_match"]),
-        missing=0.0,
-    )
+    return float(score_pair(pred, gt, box, tolerance=tolerance)["type_match"])
 
 
-def step_success_reward(
-    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
-) -> list[float | None]:
+@step_reward(missing=0.0)
+def step_success_reward(pred, gt, box, tolerance) -> float:
     """1.0 when the step succeeds by the AITW rules (``score_pair`` step_success: taps within 0.14 or in the
     enlarged bbox, swipes on the same axis, type ids equal, plus the text match for a type action); the
     evaluation's ``step_success`` metric is its mean. Example: gt click (0.5, 0.5), pred click (0.6, 0.5) -> 1.0
     (distance 0.1 <= 0.14)."""
-    rows = _rows(completions, solution, bbox, coordinates, screen_size)
-    return _score(
-        rows,
-        lambda pred, gt, box, tolerance: float(score_pair(pred, gt, box, tolerance=tolerance)["step_success"]),
-        missing=0.0,
-    )
+    return float(score_pair(pred, gt, box, tolerance=tolerance)["step_success"])
 
 
-def click_distance_reward(
-    completions=None,
-    solution=None,
-    bbox=None,
-    *,
-    coordinates=None,
-    screen_size=None,
-    prompt_style="aguvis",
-    threshold: float = 0.04,
-    cutoff: float = 0.3,
-    **kwargs,
-) -> list[float | None]:
+@step_reward(missing=None)
+def click_distance_reward(pred, gt, box, tolerance, *, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
     """Dense point reward, ``click_distance_score``: 1 within ``threshold``, linear to 0 at ``cutoff``
     (normalized Euclidean distance); None when the ground truth has no point. Example: d = 0.17 -> 0.5."""
-    rows = _rows(completions, solution, bbox, coordinates, screen_size)
-    return _score(
-        rows, lambda pred, gt, box, tolerance: click_distance_score(pred, gt, threshold, cutoff), missing=None
-    )
+    return click_distance_score(pred, gt, threshold, cutoff)
 
 
-def click_gaussian_reward(
-    completions=None,
-    solution=None,
-    bbox=None,
-    *,
-    coordinates=None,
-    screen_size=None,
-    prompt_style="aguvis",
-    sigma: float = 0.05,
-    **kwargs,
-) -> list[float | None]:
+@step_reward(missing=None)
+def click_gaussian_reward(pred, gt, box, tolerance, *, sigma: float = 0.05) -> float | None:
     """Gaussian point reward (GUI-G2), ``click_gaussian_score``: exp(-((dx/sx)^2 + (dy/sy)^2)/2), s = half the
     bbox size or ``sigma``; None when the ground truth has no point. Example: dx = sigma, dy = 0 -> 0.6065."""
-    rows = _rows(completions, solution, bbox, coordinates, screen_size)
-    return _score(rows, lambda pred, gt, box, tolerance: click_gaussian_score(pred, gt, box, sigma), missing=None)
+    return click_gaussian_score(pred, gt, box, sigma)
 
 
-def text_f1_reward(
-    completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
-) -> list[float | None]:
+@step_reward(missing=None)
+def text_f1_reward(pred, gt, box, tolerance) -> float | None:
     """Token F1 of the text for type / answer / open_app ground truths (``text_f1_score``); None for other
     ground truths. Example: pred "new york city", gt "new york" -> 0.8."""
-    rows = _rows(completions, solution, bbox, coordinates, screen_size)
-    return _score(rows, lambda pred, gt, box, tolerance: text_f1_score(pred, gt), missing=None)
+    return text_f1_score(pred, gt)
 
 
 # ------------------------------------------------------------------ the peers' own rewards, reproduced exactly
@@ -352,7 +323,7 @@ def guir1_format_reward(
     return [guir1_format_score(completion_text(completion)) for completion in completions]
 
 
-REWARD_FUNCS: dict[str, Callable[..., list[float | None]]] = {
+REWARD_FUNCS: dict[str, RewardFunc] = {
     "accuracy": accuracy_reward,
     "format": format_reward,
     "action_type": action_type_reward,
