@@ -7,8 +7,9 @@ when it starts, naming that command, instead of both appending to the same files
 The lock is `fcntl.flock` on OUTPUT_DIR/.r1_gui.lock, which the holder's process id and command line are written
 into. The kernel releases it when the holder ends in any way, SIGKILL included, so there is no stale lock to clean
 up (a killed run leaves the file, which locks nothing). A run removes the file when it ends, and the folder too when
-it created it and wrote nothing else there (a run that failed on its settings leaves no folder). A process may take the lock of a folder it already holds (a demo's stages
-run inside it). Under torchrun only the first process takes it: the others are the same run.
+it created it and wrote nothing else there (a run that failed on its settings leaves no folder). A process may take
+the lock of a folder it already holds (a demo's stages run inside it). Under torchrun only the first process takes
+it: the others are the same run.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def output_folder_lock(folder: str | Path, flag: str = "--output_dir") -> Iterat
         yield
     finally:
         del _held[key]
-        path.unlink()  # before the lock goes: a process that opened this file then finds it gone (`_lock`)
-        if created and not any(folder.iterdir()):
+        path.unlink(missing_ok=True)  # before the lock goes: a process that opened the file then finds it gone
+        if created and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()  # a run that stopped before it wrote anything leaves no folder behind
         handle.close()  # releases the lock
 

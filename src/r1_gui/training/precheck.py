@@ -51,11 +51,8 @@ def precheck(command: str, argv: list[str]) -> None:
             continue
         if flag not in options:
             raise UserError(f"unknown flag {flag}{_closest(flag.lstrip('-'), table['fields'], '--')}; run with --help")
-        if flag in options:
-            value = inline or (
-                argv[index + 1] if index + 1 < len(argv) and not argv[index + 1].startswith("--") else ""
-            )
-            given[options[flag]] = value
+        following = argv[index + 1] if index + 1 < len(argv) and not argv[index + 1].startswith("--") else ""
+        given[options[flag]] = inline or following
     settings = {**recipe_values(recipe, table["fields"]), **given}
     if not settings.get("model_name_or_path"):
         raise UserError(
