@@ -171,8 +171,8 @@ class SharedCoreThreads:
     processes leave free, measured at the start and again every ``every`` seconds (`adjust`, called once a step).
 
     A loop's OpenMP threads meet at a barrier after each op, so one thread more than the free cores makes every op
-    wait for a descheduled thread: 2 threads beside a process spinning one of 2 cores ran the web demo's sight stage
-    11-25x slower than alone (issue 54), 1 thread about 1.5x. Use it for work that nothing of the command runs beside."""
+    wait for a descheduled thread: a busy machine then slows the loop by an order of magnitude instead of in
+    proportion (bench/sight_stage_load.py measures both). Use it for work nothing of the command runs beside."""
 
     def __init__(self, most: int, every: float = 5.0, window: float = 0.25):
         self.cores = len(os.sched_getaffinity(0))
