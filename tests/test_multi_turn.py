@@ -160,7 +160,7 @@ def test_the_row_mask_excludes_every_tool_response_token(processor):
 
 def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
     from r1_gui.envs import ReplayEnv
-    from r1_gui.multi_turn.train import training_resets
+    from r1_gui.envs.contract import reset_plan
 
     env_kwargs = {"data_dir": str(synthetic_dataset), "split": "train", "patch": "expert"}
     (episode,) = play(
@@ -180,8 +180,8 @@ def test_replay_episodes_play_semi_online(processor, synthetic_dataset):
     assert len(episode.turns) == min(3, len(recorded)) and episode.progress == pytest.approx(
         sum(t.matched for t in episode.turns) / len(recorded)
     )
-    assert training_resets([None], 3, 5) == [(None, 5), (None, 6), (None, 7)]  # no declared tasks: the env's own
-    assert training_resets(["a", "b"], 3, 0) == [("a", 0), ("b", 1), ("a", 2)]
+    assert reset_plan([None], 3, 5) == [(None, 5), (None, 6), (None, 7)]  # no declared tasks: the env's own
+    assert reset_plan(["a", "b"], 3, 0) == [("a", 0), ("b", 1), ("a", 2)]
 
 
 def test_the_token_budget_names_settings_that_fit():

@@ -68,6 +68,7 @@ import math
 import os
 import string
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -150,6 +151,12 @@ def episode_count(env: gym.Env) -> int | None:
     """How many distinct episodes the environment holds, or None when there is no such bound."""
     count = getattr(env.unwrapped, "episode_count", None)
     return int(count) if count else None
+
+
+def reset_plan(tasks: Sequence[str | None], episodes: int, seed_offset: int) -> list[tuple[str | None, int]]:
+    """(task, seed) of each of ``episodes`` resets: episode i plays task tasks[i % len(tasks)] with seed
+    seed_offset + i. The one rule of training's resets, an evaluation's and the demos' expert episodes."""
+    return [(tasks[i % len(tasks)], seed_offset + i) for i in range(episodes)]
 
 
 def has_expert(env: gym.Env, first_info: dict) -> bool:

@@ -137,7 +137,7 @@ def episode_instance(record: dict, index: int) -> str:
 
 def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | None, int]]:
     """(task, seed) of every episode to play; an environment with a fixed number of episodes plays each once."""
-    from r1_gui.envs.contract import choose_tasks
+    from r1_gui.envs.contract import choose_tasks, reset_plan
 
     try:
         wanted = list(settings.tasks or []) or None
@@ -153,7 +153,7 @@ def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | Non
             count,
         )
         count = described.episode_count
-    return [(tasks[i % len(tasks)], settings.seed_offset + i) for i in range(count)]
+    return reset_plan(tasks, count, settings.seed_offset)
 
 
 def episode_record(episode, picture: str | None = None, repeat: int = 0) -> dict:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import shared_core_threads
+from r1_gui.envs.contract import reset_plan
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 from r1_gui.training.progress import StageProgress, Stages
@@ -126,7 +127,7 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
     from r1_gui.envs.pool import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
-    resets = [(config.tasks[i % len(config.tasks)], seed * 10_000 + i) for i in range(config.sft_episodes)]
+    resets = reset_plan(config.tasks, config.sft_episodes, seed * 10_000)
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
     with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout) as pool:

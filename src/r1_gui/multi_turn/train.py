@@ -18,11 +18,6 @@ import logging
 logger = logging.getLogger("r1_gui.grpo_gui")  # the GRPO command's logger
 
 
-def training_resets(tasks: list[str | None], episodes: int, seed_offset: int) -> list[tuple[str | None, int]]:
-    """(task, seed) per dataset row: the tasks in turn, seeds counting from seed_offset."""
-    return [(tasks[i % len(tasks)], seed_offset + i) for i in range(episodes)]
-
-
 def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
     """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
     from r1_gui.agent.context import check_token_budget
@@ -65,7 +60,7 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from r1_gui.agent.context import OBSERVATION_TOKENS
     from r1_gui.checkpoints import write_episode_settings
     from r1_gui.cli_errors import user_errors
-    from r1_gui.envs.contract import choose_tasks
+    from r1_gui.envs.contract import choose_tasks, reset_plan
     from r1_gui.envs.pool import EnvPool, EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
@@ -108,7 +103,7 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
             {"env_id": env_id, "env_kwargs": env_kwargs, "tasks": tasks, "max_turns": script_args.max_turns,
              "max_turn_tokens": script_args.max_turn_tokens, "history_images": script_args.history_images},
         )  # fmt: skip
-    resets = training_resets(tasks, script_args.env_episodes, script_args.env_seed_offset)
+    resets = reset_plan(tasks, script_args.env_episodes, script_args.env_seed_offset)  # one dataset row each
     dataset = Dataset.from_list(
         [{"prompt": reset_prompt(task, seed), "task": task or "", "seed": seed} for task, seed in resets]
     )
