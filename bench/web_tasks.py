@@ -1,5 +1,5 @@
 """r1_gui/Web-v0 task by task: the success rate of the DOM expert and of a random policy on each task that has an
-expert, over the same seeds, in a real headless Chromium (the table in README.md, "Web tasks in a real browser").
+expert, over the same seeds, in a real headless Chromium (the table in docs/records/web_tasks.md).
 
     python bench/web_tasks.py [--seeds 100] [--browsers 2] [--tasks click-test enter-text ...]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The embedded default: synthetic phone screens, a small local Qwen2-VL (4.7 M parameters), SFT warm start, GRPO,
-# held-out evaluation, all on CPU with nothing downloaded (python -m r1_gui.demo; see README "The demo").
+# held-out evaluation, all on CPU with nothing downloaded (python -m r1_gui.demo; see README "The demos").
 #
 #   bash local_scripts/demo.sh                          # writes runs/demo/{report.json,report.md,reward_curve.png}
 #   bash local_scripts/demo.sh --seed 1 --output_dir runs/demo-seed1

@@ -25,7 +25,7 @@ from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
 from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page, target_box
 from r1_gui.scoring import click_hit
 
-# The tasks issue 31 names; the expert must solve each (the README lists its rate over 100 seeds).
+# The tasks issue 31 names; the expert must solve each (docs/records/web_tasks.md lists its rate over 100 seeds).
 NAMED_TASKS = (
     "click-test",
     "click-test-2",

@@ -2,7 +2,7 @@
 the entry points it names (an unknown one is one error line).
 
 Its whole CPU mode (`bash local_scripts/gpu_smoke.sh --cpu`) takes minutes, so it is not part of the suite; the
-GPU kit's subset (`--gpu_kit`) runs in tests/test_gpu_kit.py. See README "GPU smoke run"."""
+GPU kit's subset (`--gpu_kit`) runs in tests/test_gpu_kit.py. See docs/guide/gpu.md, "The GPU smoke run"."""
 
 import os
 import subprocess

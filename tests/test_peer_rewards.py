@@ -180,7 +180,7 @@ def test_guir1_preset_equals_the_peer_overall_in_float32():
     assert not found, "\n".join(found[:10])
 
 
-# ------------------------------------------------------- where r1_gui's own rewards depart from the peers' (README)
+# ------------------------------------------------------- where r1_gui's own rewards depart from the peers' (guide)
 
 CLICK = "<answer>pyautogui.click(x=0.5, y=0.5)</answer>"
 SCREEN = [448, 1036]  # the click's point (0.5, 0.5) is pixel (224, 518)
@@ -201,7 +201,8 @@ def typed(text: str) -> str:
 
 
 DEPARTURES = [
-    # (r1_gui reward, its value, peer reward, its value, completion, solution, keywords): README's table, row by row
+    # (r1_gui reward, its value, peer reward, its value, completion, solution, keywords): the table of
+    # docs/guide/peers.md, row by row
     # action identity: the canonical type, not the function's spelling
     ("accuracy", 1.0, "r1v_accuracy", 0.0, "terminate(status='success')",
      "<answer>mobile.terminate(status='success')</answer>", {}),
@@ -266,7 +267,7 @@ DEPARTURES = [
 
 
 @pytest.mark.parametrize("ours, our_value, peer, peer_value, completion, solution, keywords", DEPARTURES)
-def test_the_departures_the_readme_lists(ours, our_value, peer, peer_value, completion, solution, keywords):
+def test_the_departures_the_guide_lists(ours, our_value, peer, peer_value, completion, solution, keywords):
     settings = {"screen_size": SCREEN, "bbox": keywords.get("bbox")}
     style = {"prompt_style": "think_answer", "coordinates": "pixels"} if completion.startswith("<think>") else {}
     # r1_gui's own reward (reading the completion in its style and coordinates), then the peer's, on the same row

@@ -220,7 +220,7 @@ def text_f1_reward(pred, gt, box, tolerance) -> float | None:
 # (tests/test_peer_rewards.py holds values produced by running the peers' code); r1_gui's corrected rewards are
 # the ones above. The peers' readings of a completion live in r1_gui.actions.completion (``original_*``,
 # ``guir1_*``), their comparisons in r1_gui.scoring.guir1. Where r1_gui's inputs or contract cannot match the peer,
-# the README's "Peers' metrics and rewards" lists it: it never raises where the peer would, and it never runs
+# docs/guide/peers.md lists it: it never raises where the peer would, and it never runs
 # model output (``python_value``).
 
 

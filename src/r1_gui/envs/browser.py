@@ -72,7 +72,7 @@ CHROMIUM_FLAGS = (
     "--mute-audio",
     # Raster the whole page each frame, not only what changed: with partial raster, a page that loads under load
     # was now and then drawn in one of two ways (1-level differences along a dialog's edges), so the same seed gave
-    # two first screenshots (tests/test_envs_web.py; README "Same seed, same page")
+    # two first screenshots (tests/test_envs_web.py; docs/guide/web.md, "Same seed, same page")
     "--disable-partial-raster",
 )
 # Before a screenshot: every image the page shows (<img> and CSS backgrounds, such as a dialog's close icon) decoded,

@@ -51,7 +51,7 @@ class MultiTurnDemoConfig:
     # coarse look at the screen. Families whose next step is a click on an icon or a list row the home layout puts
     # anywhere (launch_icon, go_home's "go home and open X", go_back's items) need reading 8-token screenshots, which
     # the 4.7 M model does not learn in minutes: with ("go_home", "open_app") the warm start stopped at ~30% (go_home
-    # 56-58%, its icon clicks at chance) and GRPO found nothing to sample (README, "The multi-turn demo").
+    # 56-58%, its icon clicks at chance) and GRPO found nothing to sample (docs/records/multi_turn_demo.md).
     tasks: tuple[str, ...] = ("open_app",)
     # the mobile_use system prompt (the tool's JSON schema) is ~700 tokens of the tiny tokenizer, 8x the rest of a
     # turn's context; the demo states the answer form in one line instead (--system_prompt in training and eval)

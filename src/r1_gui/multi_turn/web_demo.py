@@ -30,7 +30,7 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # Four tasks whose success is where the click lands, none of which the warm starts already solve: focus-text-2
     # (which of three textboxes, named "1st", "2nd", "3rd", placed with random margins) in place of click-tab, which
     # every warm start clicked right on all its held-out pages (100% at seeds 0, 1, 2), so it could show no gain, and
-    # its groups, all succeeding, gave GRPO no signal but near-ties of the click distance (docs/web_demo.md)
+    # its groups, all succeeding, gave GRPO no signal but near-ties of the click distance (docs/records/web_demo.md)
     tasks: tuple[str, ...] = ("click-test", "click-dialog", "click-dialog-2", "focus-text-2")
     # The model must see where a target is. MiniWoB's buttons and dialogs are light gray (#efefef) on white: 6% of the
     # pixel range, 0.13 after the checkpoints' normalisation (Qwen3-VL's mean and std 0.5), which a random model's
@@ -38,7 +38,7 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # task whatever the page (click-test, click-dialog: 1 distinct click in 25 held-out episodes; Qwen2-VL and
     # Qwen3-VL, 300 to 900 SFT steps, also at 2x scale). Normalised around white (mean 0.95, std 0.05) the gray is
     # 1.3 from white, and the warm start's clicks vary with the page (seed 0, 300 steps: 10 and 14 distinct clicks;
-    # success 55% -> 74%), in y though not in x (docs/web_demo.md). Qwen3-VL: its vision tower adds learned
+    # success 55% -> 74%), in y though not in x (docs/records/web_demo.md). Qwen3-VL: its vision tower adds learned
     # absolute position embeddings (Qwen2-VL's has rotary ones only), and at 300 steps it had learned click-tab (100%;
     # Qwen2-VL 28%) in a third less time (216 s against 321 s).
     arch: str = "qwen3_vl"
@@ -77,7 +77,8 @@ class WebDemoConfig(MultiTurnDemoConfig):
     # the model evaluated after GRPO is the mean of the weights after each of the last 30 steps: one run's
     # checkpoints scored 80%, 56%, 76%, 72% held out after steps 60, 75, 85, 90 (seed 0; step 75 had lost click-tab's
     # answer form), the mean of its checkpoints every 5 steps from step 60 to 90 81%; at seeds 0, 1, 2 that mean
-    # gained +13, +11, +15 over the warm starts where the last step's weights gained +4, +6, +13 (docs/web_demo.md)
+    # gained +13, +11, +15 over the warm starts where the last step's weights gained +4, +6, +13
+    # (docs/records/web_demo.md)
     grpo_average_last_steps: int = 30
     # sampled at 0.5, not the multi-turn demo's 0.7: from the same warm starts, 90 steps gained +18, +20, +13 at seeds
     # 0, 1, 2 (0.7: +26, +23 at seeds 0, 1 before the pool changes, +8 at seed 2; 70 steps +18, +21, +7); seed 2's

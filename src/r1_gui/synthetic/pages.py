@@ -4,9 +4,9 @@ A page the size of a MiniWoB++ task area (160 x 210 pixels): the instruction in 
 button below it, of a random size, place and gray (from near black to MiniWoB's near-white), with a dark outline
 and a short label. The demo's random model learns where the button is in y within a few hundred steps of such pages
 and in x far later, after 800 to more than 1,000 steps by seed; with some of the buttons dark, a little sooner
-(docs/web_demo.md). Half of the sight stage's pages (`sight_page`) hold a row of two or three buttons instead, and the
-instruction names one by its number from the left ("Click button #2."): what to click is read from the instruction,
-not only seen. Without them every warm start clicked one of click-tab's three tabs whatever tab its instruction named.
+(docs/records/web_demo.md). Half of the sight stage's pages (`sight_page`) hold a row of two or three buttons instead,
+and the instruction names one by its number from the left ("Click button #2."): what to click is read from the
+instruction, not only seen. Without them every warm start clicked one of click-tab's three tabs whatever tab its instruction named.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`--average_last_steps N`: a run saves the mean of its trainable weights after each of its last N optimizer steps
 (a tail average, as in Polyak-Ruppert averaging and stochastic weight averaging), not the last step's weights alone.
 
-Why: an RL run's last weights are one draw from a noisy walk. In the web demo (docs/web_demo.md, 2026-11-26 18:55
-UTC, seed 0) single checkpoints of one GRPO run scored 80%, 56%, 76% and 72% held out after steps 60, 75, 85 and 90
+Why: an RL run's last weights are one draw from a noisy walk. In the web demo (docs/records/web_demo.md, 2026-11-26
+18:55 UTC, seed 0) single checkpoints of one GRPO run scored 80%, 56%, 76% and 72% held out after steps 60, 75, 85 and 90
 (step 75 had lost the answer's form on click-tab), while the mean of its checkpoints every 5 steps from step 60 to 90
 scored 81%, and from step 30, 81%. The saved model is the mean; checkpoints saved during the run keep the live
 weights (training goes on from those) and carry the running sum (`weight_average.pt`), so a run resumed inside the
