@@ -18,14 +18,20 @@ from r1_gui.training.trainer import train_and_save
 
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
-    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save. `env_pool`: an
-    `EnvPool` of the --env environment to play in, left open (the demos lend theirs); None: the run's own."""
+    """Build the trainer (on a dataset, or on an environment's episodes with --env), train, save. `env_pool`: a
+    pool (`r1_gui.envs.backend`) of the --env environment to play in, left open (the demos lend theirs); None: the
+    run's own, on the backend --env_backend names."""
     if script_args.env_id:
         from r1_gui.multi_turn.train import multi_turn_trainer
 
         trainer, resume = multi_turn_trainer(script_args, training_args, model_args, pool=env_pool)
     elif env_pool is not None:
         raise ValueError("an environment pool was lent to a run without --env")
+    elif script_args.env_backend != "local" or script_args.env_resources or script_args.env_spares:
+        raise UserError(
+            "--env_backend, --env_resources and --env_spares say where an environment's episodes play: they need "
+            "--env (a dataset run plays none); drop them"
+        )
     elif script_args.expert_sft_weight:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "
