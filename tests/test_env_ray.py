@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.browser import needs_browser
 
 from r1_gui.envs.backend import PoolSettings, pool_settings
 from r1_gui.envs.browser import process_table
@@ -157,11 +158,40 @@ def test_a_local_run_never_imports_ray(tmp_path):
     assert done.stdout.splitlines()[-1].split() == ["False", "False"], "a local run imported Ray"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["src/r1_gui/grpo_gui.py", "--config", "local_scripts/tiny_cpu_phone_grpo.yaml", "--output_dir", "OUT"],
+        ["eval/test_phone.py", "--model_name_or_path", "MODEL", "--output_dir", "OUT"],
+        ["-m", "r1_gui.play"],
+    ],
+)
+def test_each_command_refuses_pool_flags_that_cannot_work_in_one_line(command, tiny_qwen2_vl, tmp_path):
+    """grpo_gui.py, eval/test_phone.py and python -m r1_gui.play read the pool flags alike: spares asked of the
+    local backend are one `error:` line naming the flag to add, before anything starts."""
+    repo = Path(HELPERS).parent
+    argv = [str(repo / part) if part.endswith((".py", ".yaml")) else part for part in command]
+    argv = [
+        str(tmp_path / "out") if part == "OUT" else str(tiny_qwen2_vl) if part == "MODEL" else part for part in argv
+    ]
+    if "grpo_gui.py" in argv[0]:
+        argv += ["--model_name_or_path", str(tiny_qwen2_vl)]
+    done = subprocess.run(
+        [sys.executable, *argv, "--env_spares", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and errors, done.stderr[-2000:]
+    assert errors == ["error: --env_spares places environments on a Ray cluster: add --env_backend ray, or drop "
+                      "--env_spares"], done.stderr[-2000:]  # fmt: skip
+    assert not (tmp_path / "out").exists()
+
+
 # -- on a two-node cluster ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 class TestOnTwoNodes:
+    @pytest.mark.slow
     def test_every_actor_lands_on_the_node_with_the_resource_and_steps_side_by_side(self, cluster):
         """Four environments sleeping 1 s a step cost about 1 s a turn (not 4 s); every actor runs on the
         environment host (its process a child of that node's raylet), none on the head; close() ends every actor,
@@ -186,6 +216,38 @@ class TestOnTwoNodes:
         assert elapsed < 2.5, f"4 environments sleeping 1 s each took {elapsed:.1f} s a turn (one after another: 4 s)"
         assert wait_until(lambda: not alive(started), 30), f"left after close(): {alive(started)}"
 
+    @needs_browser
+    def test_an_episode_evaluation_of_web_pages_plays_four_browsers_on_the_environment_host(
+        self, cluster, tiny_qwen2_vl, tmp_path, monkeypatch
+    ):
+        """eval/test_phone.py --env r1_gui/Web-v0 --env_backend ray: four episodes side by side, each in a browser
+        of its own that runs on the environment host (below its actor there), none on the head; every browser
+        process ends with the evaluation."""
+        from r1_gui.envs.ray_pool import RayEnvPool
+        from r1_gui.evaluation.episode_cli import main as evaluate
+
+        env_raylet, head_raylet = raylet_of(cluster.env_node), raylet_of(cluster.head_node)
+        browsers, original_step = {}, RayEnvPool.step
+
+        def step(pool, slots, actions):
+            for actor in env_actors(env_raylet):
+                browsers[actor] = {pid for pid in with_descendants([actor]) if "chrom" in process_table()[pid][2]}
+            assert not env_actors(head_raylet), "an environment actor runs on the head"
+            return original_step(pool, slots, actions)
+
+        monkeypatch.setattr(RayEnvPool, "step", step)
+        metrics = evaluate(
+            ["--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path / "web"),
+             "--env", "r1_gui/Web-v0", "--env_kwargs", '{"max_steps": 2}', "--tasks", "miniwob_expert",
+             "--episodes", "4", "--batch_size", "4", "--max_turns", "2", "--max_new_tokens", "16",
+             "--env_backend", "ray", "--ray_address", cluster.address, "--env_resources", json.dumps(ENV_RESOURCE)]
+        )  # fmt: skip
+        assert metrics["episodes"] == 4 and metrics["env_failures"] == 0
+        assert len(browsers) == 4 and all(browsers.values()), browsers  # each actor its own Chromium
+        started = with_descendants(browsers) | {pid for tree in browsers.values() for pid in tree}
+        assert wait_until(lambda: not alive(started)), f"left after the evaluation: {alive(started)}"
+
+    @pytest.mark.slow
     def test_a_killed_actor_fails_its_episode_and_a_spare_takes_its_slot_within_the_step(self, cluster):
         """SIGKILL of one actor's process mid-step: that slot answers a failed Outcome (counted, per node), the
         other slots step on, the ready spare takes the slot within the same step (the next reset plays on it, no
@@ -207,6 +269,7 @@ class TestOnTwoNodes:
             assert wait_until(lambda: not alive(victim)), f"left after the SIGKILL: {alive(victim)}"
             assert wait_until(lambda: pool.stats()["spares_ready"] == 1), "a new spare is built in the background"
 
+    @pytest.mark.slow
     def test_a_raising_or_hanging_environment_is_replaced_and_counted(self, cluster):
         with ray_pool(cluster, {"raise_on_step": 1}) as pool:
             pool.reset([0, 1], [3, 3], ["left", "left"])
@@ -225,6 +288,7 @@ class TestOnTwoNodes:
             assert elapsed < 8, f"the step waited {elapsed:.1f} s for environments that hang"
             assert wait_until(lambda: not alive(started)), f"a hung actor's processes outlived it: {alive(started)}"
 
+    @pytest.mark.slow
     def test_an_environment_that_cannot_start_anywhere_is_one_clear_error(self, cluster):
         from r1_gui.envs.pool import EnvStartError
         from r1_gui.envs.ray_pool import RayEnvPool
@@ -243,6 +307,7 @@ class TestOnTwoNodes:
         with ray_pool(cluster, address="127.0.0.1:1") as pool, pytest.raises(ValueError, match="nothing answers"):
             pool.describe()
 
+    @pytest.mark.slow
     def test_at_most_max_starting_actors_start_at_once(self, cluster, tmp_path, monkeypatch):
         from r1_gui.envs.ray_pool import RayEnvPool
 
@@ -265,6 +330,7 @@ class TestOnTwoNodes:
         assert len(spans) == 5, "each slot's environment is built once"
         assert max(sum(begin <= moment < end for begin, end in spans) for moment, _ in spans) <= 2
 
+    @pytest.mark.slow
     def test_two_grpo_steps_on_the_environment_host_outlive_a_lost_node_and_a_killed_actor(
         self, cluster, tiny_qwen2_vl, tmp_path, monkeypatch
     ):
@@ -330,3 +396,68 @@ class TestOnTwoNodes:
         assert len({node for node in placed if node}) == 2, "the lost host's actors, then the new host's"
         assert wait_until(lambda: not alive(started)), f"left after the run: {alive(started)}"
         assert alive([head_raylet]) == [head_raylet], "the user's cluster stays up"
+
+    @pytest.mark.slow
+    def test_a_killed_trainer_leaves_nothing_on_the_users_cluster_which_stays_up(
+        self, cluster, tiny_qwen2_vl, tmp_path
+    ):
+        """The trainer is killed with SIGKILL while its environments play: Ray ends the run's actors, each actor's
+        environment worker ends its process tree, and the cluster the user started stays up."""
+        env_raylet = raylet_of(cluster.env_node)
+        before = env_actors(env_raylet)
+        trainer, seen = start_trainer(
+            tiny_qwen2_vl, tmp_path, "--ray_address", cluster.address, watch=lambda _: env_actors(env_raylet) - before
+        )
+        trainer.send_signal(signal.SIGKILL)
+        trainer.wait(timeout=60)
+        assert seen and wait_until(lambda: not alive(seen)), f"left after the SIGKILL: {alive(seen)}"
+        raylets = [raylet_of(cluster.head_node), env_raylet]
+        assert alive(raylets) == sorted(raylets), "the user's cluster stays up"
+
+
+def start_trainer(model, output_dir, *extra, watch, steps=1000):
+    """grpo_gui.py --env_backend ray in a process of its own; returns it and the processes `watch(its pid)` found
+    (and their descendants) once an environment's child runs among them (a run of `steps` > 2), or once it ended."""
+    recipe = Path(HELPERS).parent / "local_scripts" / "tiny_cpu_phone_grpo.yaml"
+    command = [
+        sys.executable, str(Path(HELPERS).parent / "src" / "r1_gui" / "grpo_gui.py"), "--config", str(recipe),
+        "--model_name_or_path", str(model), "--output_dir", str(output_dir), "--max_steps", str(steps),
+        "--env", BUTTON, "--env_tasks", "left", "right", "--max_turns", "2", "--max_pixels", "3136",
+        "--env_kwargs", json.dumps({"sleep": 0.2, "max_steps": 4, "child": True}), "--reward_funcs", "task_success",
+        "--env_backend", "ray", "--env_resources", json.dumps(ENV_RESOURCE), "--env_spares", "1", *extra,
+    ]  # fmt: skip
+    path = os.pathsep.join([HELPERS, os.environ.get("PYTHONPATH", "")])
+    log = open(Path(output_dir).parent / f"{Path(output_dir).name}.log", "w")  # noqa: SIM115 (the run's own)
+    trainer = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": path})
+    seen: set[int] = set()
+    deadline = time.monotonic() + 180
+    while trainer.poll() is None and time.monotonic() < deadline:
+        seen |= with_descendants(watch(trainer.pid))
+        table = process_table()
+        if steps > 2 and any(table.get(pid, (0, 0, ""))[2].startswith("sleep 1000") for pid in seen):
+            break
+        time.sleep(0.2)
+    return trainer, seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["end", "ctrl-c", "sigkill"])
+def test_a_local_ray_started_for_the_run_ends_with_it(how, ray_env, tiny_qwen2_vl, tmp_path):
+    """--ray_address auto with no cluster running: the trainer starts a local Ray for the run (its head, raylet,
+    agents and workers) with `envhost` advertised, and nothing of it, of the actors, their environments' workers or
+    the environments' children is left after the run ends, after Ctrl-C, and after the trainer is killed with
+    SIGKILL."""
+    trainer, seen = start_trainer(
+        tiny_qwen2_vl, tmp_path / "run", steps=2 if how == "end" else 1000, watch=lambda pid: {pid}
+    )
+    if how == "ctrl-c":
+        trainer.send_signal(signal.SIGINT)
+    elif how == "sigkill":
+        trainer.send_signal(signal.SIGKILL)
+    code = trainer.wait(timeout=120)
+    log = (tmp_path / "run.log").read_text()
+    assert code == {"end": 0, "ctrl-c": 130, "sigkill": -signal.SIGKILL}[how], log[-3000:]
+    assert "starting a local Ray for this run" in log
+    seen.discard(trainer.pid)
+    assert len(seen) > 10, "the run's Ray: head, raylet, agents, actors, environment workers and children"
+    assert wait_until(lambda: not alive(seen), 30), f"left after {how}: {alive(seen)}"

@@ -82,7 +82,7 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
         try:
             return parse_env_resources(text)
         except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error).removeprefix("--env_resources ")) from None
+            raise argparse.ArgumentTypeError(str(error).removeprefix("--env_resources").lstrip(": ")) from None
 
     group = parser.add_argument_group("where the environments run")
     group.add_argument(

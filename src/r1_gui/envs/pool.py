@@ -84,12 +84,8 @@ class _Worker:
 
     def __init__(self, env_id: str, env_kwargs: dict):
         parent_end, child_end = socket.socketpair()
-        code = (
-            f"import sys; sys.path[:0] = {sys.path!r}; "
-            f"from r1_gui.envs.worker import serve; serve({child_end.fileno()}, {os.getpid()})"
-        )
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code],
+            worker_command(f"serve({child_end.fileno()}, {os.getpid()})"),
             pass_fds=(child_end.fileno(),),
             start_new_session=True,  # its own process group: killing it ends what the environment started
             stdin=subprocess.DEVNULL,
@@ -354,6 +350,17 @@ def check_lent(pool: SlotPool, env_id: str, env_kwargs: dict | None, step_timeou
             f"{asked[0]} {asked[1]} (step timeout {asked[2]} s)"
         )
     return pool
+
+
+def worker_command(call: str) -> list[str]:
+    """The command line of a Python process that runs `call` (a function of `r1_gui.envs.worker` with its
+    arguments) with this process's sys.path, so it imports what this process imports (a user's environment too)."""
+    name = call.split("(", 1)[0]
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; sys.path[:0] = {sys.path!r}; from r1_gui.envs.worker import {name}; {call}",
+    ]
 
 
 def descendants(pid: int) -> list[int]:

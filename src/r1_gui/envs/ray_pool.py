@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -45,7 +46,7 @@ import ray
 from ray.exceptions import RayError
 
 from r1_gui.envs.contract import check_info, check_observation
-from r1_gui.envs.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool
+from r1_gui.envs.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool, worker_command
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ class _Session:
     started_here: bool = False  # a local Ray was started for this run (stopped when the last pool closes)
     connected_here: bool = False  # ray.init was called by a pool (ray.shutdown when the last pool closes)
     exit_handler: bool = False
+    guard: subprocess.Popen | None = None  # ends the local Ray's processes if this process is killed (worker.guard)
 
 
 _session = _Session()
@@ -395,6 +397,9 @@ def connect(address: str, resources: dict) -> None:
             )
             ray.init(resources=custom, include_dashboard=False, logging_level=logging.WARNING)
             _session.started_here = True
+            _session.guard = subprocess.Popen(
+                worker_command(f"guard({os.getpid()})"), start_new_session=True, stdin=subprocess.DEVNULL
+            )
     else:
         reachable(address)
         try:
@@ -427,6 +432,10 @@ def _open_pools_closed(pool: RayEnvPool) -> None:
     if not _session.pools and _session.connected_here and ray.is_initialized():
         ray.shutdown()  # a local Ray started for the run stops; a user's cluster stays up, this driver leaves it
         _session.connected_here = _session.started_here = False
+        if _session.guard is not None:  # nothing left to guard
+            _session.guard.kill()
+            _session.guard.wait()
+            _session.guard = None
 
 
 def _close_ray_pools() -> None:
