@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ray
-from ray.exceptions import RayError
+from ray.exceptions import AuthenticationError, RayError
 
 from r1_gui.envs.contract import check_info, check_observation
 from r1_gui.envs.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool, worker_command
@@ -404,7 +404,13 @@ def connect(address: str, resources: dict) -> None:
         reachable(address)
         try:
             ray.init(address=address, logging_level=logging.WARNING)
-        except (ConnectionError, RuntimeError) as error:
+        except (ConnectionError, RuntimeError, AuthenticationError) as error:
+            refused = f"{error} {error.__cause__}"
+            if isinstance(error, AuthenticationError) or "auth_token" in refused:
+                raise ValueError(
+                    f"--ray_address {address}: the cluster asks for Ray's token authentication: export "
+                    "RAY_AUTH_MODE=token and give this machine the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
+                ) from None
             raise ValueError(f"--ray_address {address}: could not connect to a Ray cluster there: {error}") from None
     _session.connected_here = True
     if not _session.exit_handler:
