@@ -248,6 +248,18 @@ class TestOnTwoNodes:
         assert wait_until(lambda: not alive(started)), f"left after the evaluation: {alive(started)}"
 
     @pytest.mark.slow
+    def test_play_plays_one_environment_on_the_cluster(self, cluster):
+        """python -m r1_gui.play --env_backend ray: the expert's episodes in one actor on the environment host."""
+        from r1_gui.play import main
+
+        argv = ["--env", BUTTON, "--task", "right", "--episodes", "2", "--env_backend", "ray"]
+        argv += ["--ray_address", cluster.address, "--env_resources", json.dumps(ENV_RESOURCE)]
+        results = main(argv)
+        assert [(result["task"], result["success"]) for result in results] == [("right", True)] * 2
+        raylets = [raylet_of(cluster.env_node), raylet_of(cluster.head_node)]
+        assert wait_until(lambda: not any(env_actors(raylet) for raylet in raylets)), "play's actor outlived it"
+
+    @pytest.mark.slow
     def test_a_killed_actor_fails_its_episode_and_a_spare_takes_its_slot_within_the_step(self, cluster):
         """SIGKILL of one actor's process mid-step: that slot answers a failed Outcome (counted, per node), the
         other slots step on, the ready spare takes the slot within the same step (the next reset plays on it, no

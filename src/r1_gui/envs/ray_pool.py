@@ -24,7 +24,8 @@ is lost, is replaced in the background. `stats()` says how many spares were used
 Ray: `address="auto"` connects to the cluster RAY_ADDRESS or `ray start` on this machine names, else starts a local
 Ray for the run (advertising the custom resources asked for, so the run can place its environments) and stops it
 when the last pool closes. A cluster the user started stays up; the run's actors end with the run (closed at exit,
-on Ctrl-C, and killed by Ray when the driver dies, even by SIGKILL).
+on Ctrl-C, and killed by Ray when the driver dies, even by SIGKILL), and a local Ray started for the run ends with a
+killed driver too (a guard process, `r1_gui.envs.worker.guard`, ends what Ray leaves of it).
 """
 
 from __future__ import annotations
@@ -110,7 +111,6 @@ class _Session:
     """This process's connection to Ray, as the Ray pools share it."""
 
     pools: set = field(default_factory=set)
-    started_here: bool = False  # a local Ray was started for this run (stopped when the last pool closes)
     connected_here: bool = False  # ray.init was called by a pool (ray.shutdown when the last pool closes)
     exit_handler: bool = False
     guard: subprocess.Popen | None = None  # ends the local Ray's processes if this process is killed (worker.guard)
@@ -214,7 +214,7 @@ class RayEnvPool(SlotPool):
                 _kill(actor.handle)
         if self.failures or self.spares_used or self.spares_rebuilt:
             logger.info("%s on Ray: %s", self.env_id, self.stats())
-        _open_pools_closed(self)
+        _release(self)
 
     def stats(self) -> dict:
         """Failures (and per node), spares used and rebuilt, spares ready now."""
@@ -391,12 +391,12 @@ def connect(address: str, resources: dict) -> None:
         try:
             ray.init(address="auto", logging_level=logging.WARNING)
         except ConnectionError:
+            # this machine stands in for the environment hosts: room for any number of the run's environments
             custom = {name: 1_000.0 * amount for name, amount in resources.items() if name not in STANDARD_RESOURCES}
             logger.warning(
                 "--ray_address auto: no Ray cluster is running; starting a local Ray for this run (stopped at its end)"
             )
             ray.init(resources=custom, include_dashboard=False, logging_level=logging.WARNING)
-            _session.started_here = True
             _session.guard = subprocess.Popen(
                 worker_command(f"guard({os.getpid()})"), start_new_session=True, stdin=subprocess.DEVNULL
             )
@@ -432,12 +432,13 @@ def reachable(address: str) -> None:
         ) from None
 
 
-def _open_pools_closed(pool: RayEnvPool) -> None:
+def _release(pool: RayEnvPool) -> None:
+    """`pool` is closed: Ray is left (a local Ray started for the run stops) when no other pool uses it."""
     pool._forget()
     _session.pools.discard(pool)
     if not _session.pools and _session.connected_here and ray.is_initialized():
         ray.shutdown()  # a local Ray started for the run stops; a user's cluster stays up, this driver leaves it
-        _session.connected_here = _session.started_here = False
+        _session.connected_here = False
         if _session.guard is not None:  # nothing left to guard
             _session.guard.kill()
             _session.guard.wait()
