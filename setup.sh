@@ -86,7 +86,7 @@ echo "${stamp}" > "${stamp_file}"
 "${VENV}/bin/python" - <<'PY'
 import importlib.metadata as md
 import torch
-names = ["torch", "trl", "transformers", "accelerate", "datasets", "peft", "deepspeed", "wandb"]
+names = ["torch", "trl", "transformers", "accelerate", "datasets", "peft", "deepspeed", "wandb", "ray"]
 print("[setup] installed: " + ", ".join(f"{n} {md.version(n)}" for n in names))
 print(f"[setup] torch device: {'cuda x%d' % torch.cuda.device_count() if torch.cuda.is_available() else 'cpu'}")
 PY

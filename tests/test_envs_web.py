@@ -17,9 +17,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from helpers.browser import needs_browser
 
 from r1_gui.actions import Action, format_action
-from r1_gui.envs.browser import BrowserError, find_binaries, process_table, remove_stale_profiles
+from r1_gui.envs.browser import BrowserError, process_table, remove_stale_profiles
 from r1_gui.envs.contract import INFO_KEYS, check_env, declared_tasks, make_env
 from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
 from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page, target_box
@@ -42,20 +43,6 @@ NAMED_TASKS = (
     "enter-text",
     "enter-password",
     "login-user",
-)
-
-
-def _missing_browser() -> str | None:
-    try:
-        find_binaries()
-    except BrowserError as error:
-        return str(error)
-    return None
-
-
-needs_browser = pytest.mark.skipif(
-    _missing_browser() is not None and not os.environ.get("CI"),
-    reason=f"outside CI without a browser: {_missing_browser()}",
 )
 
 

@@ -19,14 +19,20 @@ from r1_gui.training.precheck import precheck
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
     """Train and save: multi-turn GRPO on an environment's episodes with --env (`r1_gui.multi_turn.train`), else
-    single-step GRPO on the dataset's rows (`r1_gui.training.grpo`). `env_pool`: an `EnvPool` of the --env
-    environment to play in, left open (the demos lend theirs); None: the run's own."""
+    single-step GRPO on the dataset's rows (`r1_gui.training.grpo`). `env_pool`: a pool (`r1_gui.envs.backend`) of
+    the --env environment to play in, left open (the demos lend theirs); None: the run's own, on the backend
+    --env_backend names."""
     if script_args.env_id:
         from r1_gui.multi_turn.train import train_multi_turn
 
         return train_multi_turn(script_args, training_args, model_args, pool=env_pool)
     if env_pool is not None:
         raise ValueError("an environment pool was lent to a run without --env")
+    if script_args.env_backend != "local" or script_args.env_resources or script_args.env_spares:
+        raise UserError(
+            "--env_backend, --env_resources and --env_spares say where an environment's episodes play: they need "
+            "--env (a dataset run plays none); drop them"
+        )
     if script_args.expert_sft_weight:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "

@@ -9,7 +9,8 @@ asked one step at a time, and draw them (`python -m r1_gui.play`; before 2026-11
 
 Prints one line per episode (seed, task, success, steps, instruction) and the success rate. --gif draws the first
 episode with each action on its screen (the click point, the swipe arrow, the action as code below): an animated GIF
-for a .gif path, a PNG strip for any other. An environment with a fixed number of episodes (a recorded split)
+for a .gif path, a PNG strip for any other. The environment is built in this process, or with --env_backend ray on a
+Ray cluster (README "Environments on a cluster"). An environment with a fixed number of episodes (a recorded split)
 plays each at most once. A checkpoint (--model_name_or_path) is asked as the step evaluation asks it
 (r1_gui.evaluation.generate.HFGenerator): the screenshot, the instruction and the previous actions in the Aguvis
 human-turn wording, one step at a time; eval/test_phone.py evaluates checkpoints trained on whole episodes.
@@ -29,11 +30,13 @@ POLICIES = ("expert", "random")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from r1_gui.envs.backend import add_pool_arguments
     from r1_gui.envs.contract import add_env_arguments
     from r1_gui.evaluation.generate import add_generation_arguments
 
     parser = command_parser(__doc__, prog="python -m r1_gui.play")
     add_env_arguments(parser)
+    add_pool_arguments(parser)
     parser.add_argument(
         "--task", default="all", help="a task the environment declares, or all (the environment draws one per episode)"
     )
@@ -128,11 +131,16 @@ def _policy(args: argparse.Namespace, env, task: str | None):
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from r1_gui.envs.contract import choose_tasks, declared_task_presets, declared_tasks, episode_count, make_env
+    from r1_gui.envs.backend import open_env, pool_settings
+    from r1_gui.envs.contract import choose_tasks, declared_task_presets, declared_tasks, episode_count
+    from r1_gui.envs.pool import EnvStartError
     from r1_gui.envs.render import save_episode
 
     with user_errors():
-        env = make_env(args.env, args.env_kwargs)
+        try:
+            env = open_env(args.env, args.env_kwargs, pool_settings(args), seed=args.seed)
+        except EnvStartError as error:
+            raise UserError(str(error)) from error
         presets = declared_task_presets(env)
         task = None if args.task == "all" else choose_tasks(args.env, declared_tasks(env), [args.task], presets)[0]
         policy = _policy(args, env, task)

@@ -213,19 +213,24 @@ def state_key(observation: dict, info: dict) -> str:
 
 
 def parse_env_kwargs(text: str | dict | None) -> dict:
-    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given; from Python, that dict itself);
-    ValueError naming the flag."""
-    if isinstance(text, dict):
-        return dict(text)
+    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given); ValueError naming the flag."""
+    return parse_json_object(text, "--env_kwargs", "of gymnasium.make keywords")
+
+
+def parse_json_object(text: str | dict | None, flag: str, what: str) -> dict:
+    """A flag's JSON object ({} when not given; a dict, as a YAML recipe gives it, as it is); ValueError naming
+    `flag` and saying `what` it holds otherwise."""
     if not text:
         return {}
+    if isinstance(text, dict):
+        return dict(text)
     try:
-        kwargs = json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"--env_kwargs is not JSON: {error}") from None
-    if not isinstance(kwargs, dict):
-        raise ValueError(f"--env_kwargs must be a JSON object of gymnasium.make keywords, got {text}")
-    return kwargs
+        raise ValueError(f"{flag} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag} must be a JSON object {what}, got {text}")
+    return value
 
 
 def add_env_arguments(parser, default: str = "r1_gui/Phone-v0") -> None:

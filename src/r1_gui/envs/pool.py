@@ -18,12 +18,15 @@ process died is killed with its whole process tree, rebuilt on its next use, and
 (`pool.failures` counts them); the caller scores that episode as failed and goes on. A reset that fails is retried on
 a fresh worker `reset_retries` times, then `EnvStartError` says the environment cannot start. Workers set
 PR_SET_PDEATHSIG, so they (and what they started) end when the process that built the pool dies, even by SIGKILL.
+
+`SlotPool` holds what every backend shares (the calls, the reset retries, the task each slot last played, the
+failure count); `EnvPool` is the backend of this machine, `r1_gui.envs.ray_pool.RayEnvPool` the one of a Ray
+cluster, and `r1_gui.envs.backend.make_pool` gives either from the command line's settings.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import os
 import signal
@@ -81,12 +84,8 @@ class _Worker:
 
     def __init__(self, env_id: str, env_kwargs: dict):
         parent_end, child_end = socket.socketpair()
-        code = (
-            f"import sys; sys.path[:0] = {sys.path!r}; "
-            f"from r1_gui.envs.worker import serve; serve({child_end.fileno()}, {os.getpid()})"
-        )
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code],
+            worker_command(f"serve({child_end.fileno()}, {os.getpid()})"),
             pass_fds=(child_end.fileno(),),
             start_new_session=True,  # its own process group: killing it ends what the environment started
             stdin=subprocess.DEVNULL,
@@ -105,8 +104,10 @@ class _Worker:
         self.connection.close()
 
 
-class EnvPool:
-    """Environments of one id side by side in worker processes; see the module docstring."""
+class SlotPool:
+    """What every pool backend shares: the calls (describe, reset with its retries, slots_for, step), the failure
+    count and the tasks each slot last reset to. A backend (`EnvPool` here; `r1_gui.envs.ray_pool.RayEnvPool` on a
+    Ray cluster) implements `call` and `close`; callers see only this interface and never know the backend."""
 
     def __init__(
         self,
@@ -123,10 +124,9 @@ class EnvPool:
             raise ValueError(f"max_starting must be at least 1 environment starting at once, got {max_starting}")
         self.env_id, self.env_kwargs = env_id, dict(env_kwargs or {})
         self.step_timeout, self.reset_retries = float(step_timeout), int(reset_retries)
-        self.max_starting = max_starting or len(os.sched_getaffinity(0))
+        self.max_starting = max_starting
         self.failures = 0  # slots rebuilt after a raise, a timeout or a dead process
         self.failure_log: list[str] = []
-        self._workers: dict[int, _Worker] = {}
         self._last_task: dict[int, str | None] = {}  # the task each slot's environment last reset to
         self._closed = False
         _open_pools.add(self)
@@ -136,7 +136,7 @@ class EnvPool:
     def describe(self, seed: int = 0) -> Described:
         """Check the environment against the contract in slot 0's worker; raises ValueError (a contract problem,
         a wrong id or keyword) or EnvStartError (it did not start)."""
-        (outcome,) = self._call([0], "describe", [seed], timeout=max(self.step_timeout, START_TIMEOUT), count=False)
+        (outcome,) = self.call([0], "describe", [seed], timeout=max(self.step_timeout, START_TIMEOUT), count=False)
         if not outcome.ok:
             message = outcome.failure
             if message.startswith(USER_ERRORS):  # a wrong id, keyword or path, or a contract problem: the user's
@@ -147,7 +147,7 @@ class EnvPool:
     def reset(self, slots: Sequence[int], seeds: Sequence[int], tasks: Sequence[str | None]) -> list[Outcome]:
         """Reset the slots at once; a slot that fails is rebuilt and retried (`reset_retries`), then EnvStartError."""
         payloads = [(int(seed), task) for seed, task in zip(seeds, tasks, strict=True)]
-        outcomes = self._call(slots, "reset", payloads)
+        outcomes = self.call(slots, "reset", payloads)
         for attempt in range(self.reset_retries):
             failed = [i for i, outcome in enumerate(outcomes) if not outcome.ok]
             if not failed:
@@ -160,7 +160,7 @@ class EnvPool:
                 attempt + 1,
                 self.reset_retries,
             )
-            retried = self._call([slots[i] for i in failed], "reset", [payloads[i] for i in failed])
+            retried = self.call([slots[i] for i in failed], "reset", [payloads[i] for i in failed])
             for i, outcome in zip(failed, retried, strict=True):
                 outcomes[i] = outcome
         for slot, task, outcome in zip(slots, tasks, outcomes, strict=True):
@@ -188,7 +188,50 @@ class EnvPool:
 
     def step(self, slots: Sequence[int], actions: Sequence[Any]) -> list[Outcome]:
         """Step the slots at once; a slot that fails answers a failed Outcome and is rebuilt on its next use."""
-        return self._call(slots, "step", list(actions))
+        return self.call(slots, "step", list(actions))
+
+    def __enter__(self) -> SlotPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- what a backend implements ----------------------------------------------------------------------------
+
+    def call(
+        self, slots: Sequence[int], command: str, payloads: Sequence[Any], timeout: float | None = None,
+        count: bool = True,
+    ) -> list[Outcome]:  # fmt: skip
+        """Send `command` ("describe", "reset" or "step") with each slot's payload to every slot at once and wait
+        for all answers, each within `timeout` (default `step_timeout`; an environment that starts first gets
+        START_TIMEOUT more); a slot that raised, ran late or died is rebuilt and answers a failed Outcome (counted
+        in `failures` when `count`)."""
+        if len(set(slots)) != len(slots):
+            raise ValueError(f"each slot may be called once per call, got {list(slots)}")
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        return self._call(slots, command, payloads, timeout or self.step_timeout, count)
+
+    def _call(
+        self, slots: Sequence[int], command: str, payloads: Sequence[Any], allowed: float, count: bool
+    ) -> list[Outcome]:
+        """`call` on this backend: `allowed` seconds for each answer (more for an environment that starts)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _forget(self) -> None:  # a closed pool needs no closing at exit
+        _open_pools.discard(self)
+
+
+class EnvPool(SlotPool):
+    """Environments of one id side by side in worker processes of this machine; see the module docstring."""
+
+    def __init__(self, env_id: str, env_kwargs: dict | None = None, **settings):
+        super().__init__(env_id, env_kwargs, **settings)
+        self.max_starting = self.max_starting or len(os.sched_getaffinity(0))
+        self._workers: dict[int, _Worker] = {}
 
     def close(self) -> None:
         """Close every environment (each gets CLOSE_GRACE seconds) and end every worker and what it started."""
@@ -208,13 +251,7 @@ class EnvPool:
             except subprocess.TimeoutExpired:
                 pass
             worker.kill()
-        _open_pools.discard(self)
-
-    def __enter__(self) -> EnvPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        self._forget()
 
     @property
     def pids(self) -> list[int]:
@@ -244,12 +281,8 @@ class EnvPool:
         return Outcome(failure=why)
 
     def _call(
-        self, slots: Sequence[int], command: str, payloads: Sequence[Any], timeout: float | None = None,
-        count: bool = True,
-    ) -> list[Outcome]:  # fmt: skip
-        if len(set(slots)) != len(slots):
-            raise ValueError(f"each slot may be called once per call, got {list(slots)}")
-        allowed = timeout or self.step_timeout
+        self, slots: Sequence[int], command: str, payloads: Sequence[Any], allowed: float, count: bool
+    ) -> list[Outcome]:
         outcomes: dict[int, Outcome] = {}
         waiting: dict[Connection, tuple[int, float]] = {}
         # slots whose environment must start first wait in line, so at most `max_starting` start at once
@@ -307,7 +340,7 @@ class EnvPool:
 # ------------------------------------------------------------------------------------------ process trees
 
 
-def check_lent(pool: EnvPool, env_id: str, env_kwargs: dict | None, step_timeout: float) -> EnvPool:
+def check_lent(pool: SlotPool, env_id: str, env_kwargs: dict | None, step_timeout: float) -> SlotPool:
     """`pool`, a pool a caller lends and goes on using, once it plays `env_id` with `env_kwargs` and `step_timeout`;
     ValueError naming both settings otherwise."""
     asked = (env_id, dict(env_kwargs or {}), float(step_timeout))
@@ -319,14 +352,15 @@ def check_lent(pool: EnvPool, env_id: str, env_kwargs: dict | None, step_timeout
     return pool
 
 
-def lent_or_own(
-    pool: EnvPool | None, env_id: str, env_kwargs: dict | None, step_timeout: float
-) -> contextlib.AbstractContextManager[EnvPool]:
-    """What to play in: `with lent_or_own(...) as pool:` gives the lent pool (`check_lent`), left open at the end,
-    or, for None, a pool of its own, closed at the end."""
-    if pool is None:
-        return EnvPool(env_id, env_kwargs, step_timeout=step_timeout)
-    return contextlib.nullcontext(check_lent(pool, env_id, env_kwargs, step_timeout))
+def worker_command(call: str) -> list[str]:
+    """The command line of a Python process that runs `call` (a function of `r1_gui.envs.worker` with its
+    arguments) with this process's sys.path, so it imports what this process imports (a user's environment too)."""
+    name = call.split("(", 1)[0]
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; sys.path[:0] = {sys.path!r}; from r1_gui.envs.worker import {name}; {call}",
+    ]
 
 
 def descendants(pid: int) -> list[int]:
@@ -367,7 +401,7 @@ def kill_tree(pid: int) -> None:
             pass
 
 
-_open_pools: weakref.WeakSet[EnvPool] = weakref.WeakSet()
+_open_pools: weakref.WeakSet[SlotPool] = weakref.WeakSet()
 
 
 @atexit.register

@@ -4,6 +4,9 @@ Started by `r1_gui.envs.pool` as `python -c "...; serve(FD, PARENT_PID)"` in a s
 process that started it (PR_SET_PDEATHSIG, then SIGTERM kills its own process tree, so a browser it started goes
 too) and ignores Ctrl-C (the parent handles that and closes the pool). Every answer is ("ok", value) or
 ("error", "ExceptionType: message"); an error makes the parent kill and rebuild this worker.
+
+`guard(PARENT_PID)` is the other process this module runs: it ends, when its parent dies, what the parent started
+(the local Ray that `r1_gui.envs.ray_pool` starts for a run).
 """
 
 from __future__ import annotations
@@ -12,19 +15,22 @@ import ctypes
 import os
 import signal
 import sys
+import time
 from multiprocessing.connection import Connection
 
-from r1_gui.envs.pool import kill_tree  # imported before any signal can come: the handler must not import
+from r1_gui.envs.pool import descendants, kill_tree  # imported before any signal can come: the handler must not import
 
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with(parent_pid: int) -> None:
-    """SIGTERM when the parent dies (Linux); the handler ends this worker's whole process tree."""
+def _die_with(parent_pid: int, on_death=None) -> None:
+    """SIGTERM when the parent dies (Linux); the handler (`on_death(signum, frame)`, by default one that ends this
+    worker's whole process tree) runs then."""
 
     def end_tree(signum, frame):
         kill_tree(os.getpid())
 
+    end_tree = on_death or end_tree
     signal.signal(signal.SIGTERM, end_tree)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
@@ -98,3 +104,33 @@ def _serve(connection: Connection, built: list) -> None:
                 break
             if command == "make":
                 break
+
+
+def guard(parent_pid: int, interval: float = 0.5) -> None:
+    """Remember every process below `parent_pid` and SIGKILL, with their trees, those still alive when it dies.
+    `RayEnvPool` runs one beside a local Ray it started for the run (`python -c ...; guard(PID)`): Ray stops that
+    Ray when its driver exits, but a driver killed with SIGKILL takes only the head's processes with it, and the
+    raylet's agents then wait on the dead head for a minute or more."""
+    seen: dict[int, int] = {}  # pid -> its start time, so a reused pid is never killed
+
+    def end_all(signum, frame):
+        for pid, started in seen.items():
+            if start_time(pid) == started:
+                kill_tree(pid)
+        os._exit(0)
+
+    _die_with(parent_pid, end_all)
+    while True:
+        for pid in descendants(parent_pid):
+            if pid != os.getpid() and pid not in seen:
+                seen[pid] = start_time(pid)
+        time.sleep(interval)
+
+
+def start_time(pid: int) -> int | None:
+    """When `pid` started (clock ticks after boot), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -26,6 +26,7 @@ import sys
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
+from r1_gui.envs.backend import add_pool_arguments
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import EvalConfig
@@ -60,6 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--env_step_timeout", type=float, default=DEFAULT_STEP_TIMEOUT, help="seconds an environment step may take"
     )
     parser.add_argument("--batch_size", type=int, default=8, help="episodes played side by side (default 8)")
+    add_pool_arguments(parser)
     add_generation_arguments(parser, prompting=False, max_new_tokens=128)
     add_backend_arguments(parser)
     parser.add_argument(

@@ -8,7 +8,8 @@ Episode i plays task tasks[i % len(tasks)] (the tasks the environment declares, 
 seed_offset + i; an environment that declares `episode_count` (a recorded split) plays each of its episodes at most
 once. The agent sees exactly what multi-turn training shows it (`r1_gui.agent.context`), asked through the step
 evaluation's generators (HF or vLLM, LoRA adapter folders, `--vision_attention`: `evaluation.generate`), in batches
-of `batch_size` episodes that step side by side in an `EnvPool`.
+of `batch_size` episodes that step side by side in a pool (`r1_gui.envs.backend`: this machine's worker
+processes, or Ray actors on a cluster).
 
 OUTPUT_DIR/episodes.jsonl gets one line per finished episode (`RecordWriter`: flushed as episodes end; a torn last
 line is dropped on the next read), keyed "task:seed". A rerun continues only when the model's files, the
@@ -29,7 +30,8 @@ from pathlib import Path
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.checkpoints import saved_episode_settings
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool, lent_or_own
+from r1_gui.envs.backend import lent_or_own, pool_settings
+from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, SlotPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
@@ -109,6 +111,11 @@ class EpisodeSettings:
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
     repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
+    # where the environments run (r1_gui.envs.backend.PoolSettings: local worker processes, or Ray actors)
+    env_backend: str = "local"
+    ray_address: str = "auto"
+    env_resources: dict = field(default_factory=dict)
+    env_spares: int = 0
 
     @classmethod
     def from_args(cls, args) -> EpisodeSettings:
@@ -121,6 +128,10 @@ class EpisodeSettings:
         for name in ("episodes", "max_turns", "history_images", "repeats"):
             if getattr(self, name) < 1:
                 raise EvaluationError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        try:
+            pool_settings(self)
+        except ValueError as error:
+            raise EvaluationError(str(error)) from None
 
 
 def episode_key(task: str | None, seed: int, repeat: int = 0) -> str:
@@ -375,14 +386,14 @@ def evaluate_episodes(
     output_dir: str | Path,
     settings: EpisodeSettings | None = None,
     config: EvalConfig | None = None,
-    pool: EnvPool | None = None,
+    pool: SlotPool | None = None,
     **overrides,
 ) -> dict:
     """Play the planned episodes (resuming from OUTPUT_DIR/episodes.jsonl), write metrics.json (the protocol card
     first) and report.md, and return the metrics. ``config``: how the checkpoint is asked (``EvalConfig``; the prompt
     style is mobile_use, as multi-turn training's; min/max pixels left None: the checkpoint's saved processor's);
     ``overrides``: its fields as keywords. ``settings.repeats`` passes play the same episodes, pass r sampling with
-    seed + r. ``pool``: an ``EnvPool`` of the settings' environment to play in, left open (its started workers are
+    seed + r. ``pool``: a pool (``r1_gui.envs.backend``) of the settings' environment to play in, left open (its started workers are
     reused); None: one of its own, closed at the end."""
     settings = settings or EpisodeSettings()
     config = eval_config(config, **overrides).with_settings(
@@ -411,7 +422,8 @@ def evaluate_episodes(
             "to measure the spread of the model's sampling", settings.repeats,
         )  # fmt: skip
 
-    with lent_or_own(pool, settings.env_id, settings.env_kwargs, settings.env_step_timeout) as pool:
+    backend = pool_settings(settings)
+    with lent_or_own(pool, settings.env_id, settings.env_kwargs, settings.env_step_timeout, backend) as pool:
         try:
             described = pool.describe(seed=settings.seed_offset)
         except ValueError as error:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import shared_core_threads
+from r1_gui.envs.backend import PoolSettings
 from r1_gui.envs.contract import reset_plan
 from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
@@ -45,6 +46,7 @@ class MultiTurnDemoConfig:
     env_id: str = "r1_gui/Phone-v0"
     env_kwargs: dict = field(default_factory=dict)
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
+    env_pool: PoolSettings = field(default_factory=PoolSettings)  # where the environments run (local or Ray)
 
     # open_app: the instruction names the app, the agent opens it by name, waits while a slow app's loading screen
     # shows (30% of apps), and ends with terminate(success): every decision can be read from the instruction and a
@@ -122,15 +124,15 @@ class MultiTurnDemoConfig:
 
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None) -> list[tuple]:
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
-    (an `EnvPool` of the config's environment, left open) or in one of its own."""
+    (a pool of the config's environment, left open) or in one of its own."""
     from r1_gui.agent.loop import play_episodes
-    from r1_gui.envs.pool import lent_or_own
+    from r1_gui.envs.backend import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
     resets = reset_plan(config.tasks, config.sft_episodes, seed * 10_000)
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
-    with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout) as pool:
+    with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout, config.env_pool) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
                 pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,
@@ -325,7 +327,7 @@ def write_report(output_dir: Path, report: dict) -> None:
 def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurnDemoConfig | None = None) -> dict:
     import torch
 
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.backend import make_pool
     from r1_gui.tiny import build_tiny_model
     from r1_gui.visualize import reward_curve
 
@@ -344,7 +346,9 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
             model_dir = run_sight(config, model_dir, output_dir, seed)
     # one pool of environments from the expert's episodes to the last evaluation: each stage reuses the workers the
     # stages before it started (a browser takes ~4.5 s to start; the web demo's stages started 46 of them, now 16)
-    with EnvPool(config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout) as pool:
+    with make_pool(
+        config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout, settings=config.env_pool
+    ) as pool:
         with stages.stage(
             "sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {config.sft_steps} steps"
         ):

@@ -21,6 +21,7 @@ logger = logging.getLogger("r1_gui.grpo_gui")  # the GRPO command's logger
 def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
     """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
     from r1_gui.agent.context import check_token_budget
+    from r1_gui.envs.backend import pool_settings
     from r1_gui.envs.contract import parse_env_kwargs
     from r1_gui.multi_turn.advantages import check_step_credit
 
@@ -39,6 +40,7 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
         raise ValueError(f"--env_episodes must be at least 1, got {script_args.env_episodes}")
     check_step_credit(script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma)
     env_kwargs = parse_env_kwargs(script_args.env_kwargs)
+    pool_settings(script_args)  # --env_backend and its settings: one error line before anything starts
     budget = check_token_budget(script_args.max_turns, script_args.max_turn_tokens, training_args.max_completion_length)
     return env_kwargs, budget
 
@@ -53,15 +55,17 @@ def image_tokens(processor, width: int, height: int) -> int:
 
 def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it.
-    `pool`: an `EnvPool` of the same environment and keywords to play in (its started workers are reused, and it
-    stays open after training: the caller closes it); None: a pool of the run's own, closed when training ends."""
+    `pool`: a pool (`r1_gui.envs.backend`) of the same environment and keywords to play in (its started environments
+    are reused, and it stays open after training: the caller closes it); None: a pool of the run's own on the backend
+    --env_backend names, closed when training ends."""
     from datasets import Dataset
 
     from r1_gui.agent.context import OBSERVATION_TOKENS
     from r1_gui.checkpoints import write_episode_settings
     from r1_gui.cli_errors import user_errors
+    from r1_gui.envs.backend import make_pool, pool_settings
     from r1_gui.envs.contract import choose_tasks, reset_plan
-    from r1_gui.envs.pool import EnvPool, EnvStartError, check_lent
+    from r1_gui.envs.pool import EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume
@@ -83,9 +87,10 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         lent = pool is not None
         timeout = script_args.env_step_timeout
-        pool = (
-            check_lent(pool, env_id, env_kwargs, timeout) if lent else EnvPool(env_id, env_kwargs, step_timeout=timeout)
-        )
+        if lent:
+            pool = check_lent(pool, env_id, env_kwargs, timeout)
+        else:
+            pool = make_pool(env_id, env_kwargs, step_timeout=timeout, settings=pool_settings(script_args))
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}

@@ -94,6 +94,36 @@ class EnvArguments:
             "rebuilt and its episode scored as failed (episodes/env_failures)."
         },
     )
+    env_backend: str = field(
+        default="local",
+        metadata={
+            "help": "Where the environments run: local (worker processes of this machine) or ray (one Ray actor per "
+            "environment on a cluster; see README 'Environments on a cluster').",
+            "choices": ["local", "ray"],
+        },
+    )
+    ray_address: str = field(
+        default="auto",
+        metadata={
+            "help": "With --env_backend ray: HOST:PORT of the cluster's head, or auto: the cluster RAY_ADDRESS or "
+            "`ray start` on this machine names, else a local Ray started for this run."
+        },
+    )
+    env_resources: str | None = field(
+        default=None,
+        metadata={
+            "help": "With --env_backend ray: what one environment asks of the cluster, as JSON, e.g. "
+            "'{\"browser\": 1}' (a resource only environment hosts advertise keeps environments off the trainer's "
+            "node)."
+        },
+    )
+    env_spares: int = field(
+        default=0,
+        metadata={
+            "help": "With --env_backend ray: environments kept built and reset-ready beside the slots; a failed slot "
+            "is replaced by one within the same step."
+        },
+    )
     max_turns: int = field(
         default=DEFAULT_MAX_TURNS,
         metadata={
