@@ -1,8 +1,8 @@
 """Episode evaluation command line (any environment that keeps r1_gui's contract); the code lives in
 r1_gui.evaluation.episode_cli and r1_gui.evaluation.episodes.
 
-    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --episodes 200 --output_dir results/phone \\
-        [--env r1_gui/Phone-v0] [--tasks go_home open_app] [--max_turns 12]
+    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --env_episodes 200 --output_dir results/phone \\
+        [--env r1_gui/Phone-v0] [--env_tasks go_home open_app] [--max_turns 12]
 """
 
 from r1_gui.evaluation.episode_cli import main

@@ -134,7 +134,7 @@ def test_planned_resets(settings, described, expected):
 
 
 def test_an_unknown_task_names_the_flag():
-    with pytest.raises(EvaluationError, match=r"--tasks: x/E-v0 has no task\(s\) \['c'\]; valid: a, b"):
+    with pytest.raises(EvaluationError, match=r"--env_tasks: x/E-v0 has no task\(s\) \['c'\]; valid: a, b"):
         planned_resets(EpisodeSettings(env_id="x/E-v0", tasks=("c",)), _Described(("a", "b")))
 
 
@@ -342,3 +342,40 @@ def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_pat
             "the episodes it was trained on",
         ]
     assert unlike_training(tmp_path / "elsewhere", same, EvalConfig(max_new_tokens=128)) == []  # no record: none
+
+
+def test_the_commands_that_play_episodes_take_their_settings_under_one_spelling(tiny_qwen2_vl, tmp_path):
+    """grpo_gui.py, eval/test_phone.py and python -m r1_gui.play read the same episode flags into the same values
+    (issue 52 item 3); evaluation's and play's old names stay as aliases for one release."""
+    from r1_gui.evaluation.episode_cli import parse_args as eval_args
+    from r1_gui.play import parse_args as play_args
+    from r1_gui.training.grpo import parse_grpo_arguments
+
+    episodes = ["--env", "r1_gui/Phone-v0", "--env_kwargs", '{"width": 224}', "--env_tasks", "go_home",
+                "--env_episodes", "3", "--env_seed_offset", "7"]  # fmt: skip
+    turns = ["--max_turns", "2", "--history_images", "1", "--env_step_timeout", "30"]
+    where = ["--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path / "out")]
+    trained, _, _ = parse_grpo_arguments([*where, *episodes, *turns, "--use_cpu", "true", "--bf16", "false"])
+    assert (trained.env_id, json.loads(trained.env_kwargs), trained.env_tasks) == (
+        "r1_gui/Phone-v0",
+        {"width": 224},
+        ["go_home"],
+    )
+    assert (trained.env_episodes, trained.env_seed_offset, trained.max_turns, trained.history_images) == (3, 7, 2, 1)
+    assert trained.env_step_timeout == 30
+    evaluated = EpisodeSettings.from_args(eval_args([*where, *episodes, *turns]))
+    assert (evaluated.env_id, evaluated.env_kwargs, evaluated.tasks) == (
+        "r1_gui/Phone-v0",
+        {"width": 224},
+        ("go_home",),
+    )
+    assert (evaluated.episodes, evaluated.seed_offset, evaluated.max_turns, evaluated.history_images) == (3, 7, 2, 1)
+    assert evaluated.env_step_timeout == 30
+    played = play_args([*episodes])
+    assert (played.env, played.env_kwargs, played.env_tasks, played.env_episodes, played.seed) == (
+        "r1_gui/Phone-v0", {"width": 224}, "go_home", 3, 7
+    )  # fmt: skip
+    old_eval = eval_args([*where, "--tasks", "go_home", "--episodes", "3", "--seed_offset", "7"])
+    assert EpisodeSettings.from_args(old_eval) == EpisodeSettings.from_args(eval_args([*where, *episodes[4:]]))
+    old_play = play_args(["--task", "go_home", "--episodes", "3", "--seed", "7"])
+    assert (old_play.env_tasks, old_play.env_episodes, old_play.seed) == ("go_home", 3, 7)

@@ -67,7 +67,7 @@ def test_help_explains_every_option():
     out = subprocess.run(
         [sys.executable, "-m", "r1_gui.play", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    for option in ("--env", "--env_kwargs", "--task", "--policy", "--model_name_or_path", "--episodes", "--seed",
+    for option in ("--env", "--env_kwargs", "--env_tasks", "--policy", "--model_name_or_path", "--env_episodes", "--seed",
                    "--gif", "--prompt_style", "--coordinates"):  # fmt: skip
         assert option in out
 

@@ -26,8 +26,8 @@ RUN = [
     "python eval/test_aitw.py --model_name_or_path runs/tiny-lora --dataset data/synthetic --max_pixels 50176 "
     "--output_dir results/tiny-lora",
     "python -m r1_gui.merge_lora --adapter runs/tiny-lora --output_dir runs/tiny-lora-merged",
-    "python -m r1_gui.play --task web_search --policy expert --seed 3 --gif runs/episode.gif",
-    "python -m r1_gui.play --task all --policy random --episodes 100",
+    "python -m r1_gui.play --env_tasks web_search --policy expert --seed 3 --gif runs/episode.gif",
+    "python -m r1_gui.play --env_tasks all --policy random --env_episodes 100",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml",
     "python dataset/make_synthetic.py --format guir1 --output_dir data/syn-guir1 --episodes 20 --width 224 --height 448",
     "python dataset/make_synthetic.py --format screenspot --output_dir data/syn-screenspot --episodes 20",
@@ -47,7 +47,7 @@ NOT_HERE = {
     "python -m r1_gui.demo --multi_turn": "minutes of CPU (tests/test_multi_turn.py runs its --fast form)",
     "python -m r1_gui.demo --web": "minutes of CPU and browsers (tests/test_envs_web.py runs its --fast form)",
     "python -m r1_gui.demo --fast": "tests/test_demo.py runs it",
-    "python -m r1_gui.play --task go_home --episodes 20 --model_name_or_path runs/demo-fast/grpo": "needs the "
+    "python -m r1_gui.play --env_tasks go_home --env_episodes 20 --model_name_or_path runs/demo-fast/grpo": "needs the "
     "--fast demo's model (tests/test_play.py plays a model)",
     "python dataset/raw_load_data.py --input aitw-l1.json": "Aguvis's AITW data, from outside",
     "torchrun --nproc_per_node 8": "8 GPUs",
@@ -61,7 +61,7 @@ NOT_HERE = {
     "python src/r1_gui/grpo_gui.py --env r1_gui/Replay-v0": "data/aitw-2k, from outside",
     "python src/r1_gui/grpo_gui.py --env my_module:MyEnv-v0": "a module of your own (tests/test_episode_evaluation.py)",
     "python bench/web_tasks.py": "100 seeds of every web task: minutes of browsers",
-    "python eval/test_phone.py --model_name_or_path runs/tiny-cpu-phone-grpo --episodes 200": "200 episodes, minutes",
+    "python eval/test_phone.py --model_name_or_path runs/tiny-cpu-phone-grpo --env_episodes 200": "200 episodes, minutes",
     "python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo": "the multi-turn demo's model",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_web_grpo.yaml": "4 browsers (tests/test_envs_web.py "
     "trains on Web-v0)",

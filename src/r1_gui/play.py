@@ -1,11 +1,12 @@
 """Play episodes of any environment that keeps r1_gui's contract, with the expert, a random policy or a checkpoint
 asked one step at a time, and draw them (`python -m r1_gui.play`; before 2026-11-24, `python -m r1_gui.envs`).
 
-    python -m r1_gui.play --task web_search --policy expert --seed 3 --gif runs/episode.gif
-    python -m r1_gui.play --task all --policy random --episodes 20                 # success rate of a random policy
-    python -m r1_gui.play --task go_home --model_name_or_path runs/demo-fast/grpo --max_pixels 50176 --gif runs/m.png
+    python -m r1_gui.play --env_tasks web_search --policy expert --seed 3 --gif runs/episode.gif
+    python -m r1_gui.play --env_tasks all --policy random --env_episodes 20      # success rate of a random policy
+    python -m r1_gui.play --env_tasks go_home --model_name_or_path runs/demo-fast/grpo --max_pixels 50176 \\
+        --gif runs/m.png
     python -m r1_gui.play --env r1_gui/Replay-v0 --env_kwargs '{"data_dir": "data/aitw-2k", "split": "test",
-        "patch": "expert"}' --episodes 50
+        "patch": "expert"}' --env_episodes 50
 
 Prints one line per episode (seed, task, success, steps, instruction) and the success rate. --gif draws the first
 episode with each action on its screen (the click point, the swipe arrow, the action as code below): an animated GIF
@@ -37,22 +38,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = command_parser(__doc__, prog="python -m r1_gui.play")
     add_env_arguments(parser)
     add_pool_arguments(parser)
+    # the episode settings are spelled as grpo_gui.py and eval/test_phone.py spell them; the old names stay aliases
     parser.add_argument(
-        "--task", default="all", help="a task the environment declares, or all (the environment draws one per episode)"
+        "--env_tasks",
+        "--task",
+        default="all",
+        help="a task the environment declares, or all (the environment draws one per episode)",
     )
     parser.add_argument("--policy", choices=POLICIES, default="expert", help="who acts when no model is given")
     parser.add_argument(
         "--model_name_or_path", "--model", default=None, help="a Qwen-VL checkpoint to act instead of --policy"
     )
-    parser.add_argument("--episodes", type=int, default=1, help="episodes to play (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first episode; episode i uses seed + i")
+    parser.add_argument("--env_episodes", "--episodes", type=int, default=1, help="episodes to play (default 1)")
+    parser.add_argument(
+        "--env_seed_offset",
+        "--seed",
+        dest="seed",
+        type=int,
+        default=0,
+        help="seed of the first episode, episode i uses seed + i (and of a model's sampling)",
+    )
     parser.add_argument("--gif", default=None, help="draw the first episode: a .gif (animated) or .png (strip) path")
     model = parser.add_argument_group("model (--model_name_or_path)")
     add_generation_arguments(model)
     model.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the model runs")
     args = parser.parse_args(argv)
-    if args.episodes < 1:
-        parser.error(f"--episodes must be at least 1, got {args.episodes}")
+    if args.env_episodes < 1:
+        parser.error(f"--env_episodes must be at least 1, got {args.env_episodes}")
     return args
 
 
@@ -142,9 +154,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
         except EnvStartError as error:
             raise UserError(str(error)) from error
         presets = declared_task_presets(env)
-        task = None if args.task == "all" else choose_tasks(args.env, declared_tasks(env), [args.task], presets)[0]
+        task = (
+            None
+            if args.env_tasks == "all"
+            else choose_tasks(args.env, declared_tasks(env), [args.env_tasks], presets)[0]
+        )
         policy = _policy(args, env, task)
-    count = args.episodes
+    count = args.env_episodes
     available = episode_count(env)
     if available is not None and args.seed + count > available:
         count = max(1, available - args.seed)

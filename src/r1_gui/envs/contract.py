@@ -46,7 +46,7 @@ state here so that equal states still meet).
 **Declared capabilities** (attributes of the unwrapped environment, all optional):
 
 - `tasks`: the task names an episode is drawn from by default, which `reset(options={"task": ...})` accepts;
-  `--env_tasks` (training) and `--tasks` (evaluation) choose among them and the rows cycle through them. Without it
+  `--env_tasks` (training, evaluation and play alike) chooses among them and the rows cycle through them. Without it
   every reset is the environment's own choice (seeded).
 - `task_presets`: named groups of further task names `reset` accepts (e.g. the web environment's
   `miniwob_standard`); a preset's name given as a task stands for its members.

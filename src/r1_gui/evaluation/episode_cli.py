@@ -1,7 +1,7 @@
 """Evaluate a GUI agent on whole episodes of an environment (eval/test_phone.py).
 
-    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --episodes 200 --output_dir results/phone \\
-        [--tasks go_home open_app] [--max_turns 12] [--history_images 2] [--seed_offset 100000]
+    python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo --env_episodes 200 --output_dir results/phone \\
+        [--env_tasks go_home open_app] [--max_turns 12] [--history_images 2] [--env_seed_offset 100000]
     python eval/test_phone.py --env r1_gui/Replay-v0 --env_kwargs '{"data_dir": "data/aitw-2k", "split": "test",
         "patch": "expert"}' --model_name_or_path runs/x --output_dir results/replay
     python eval/test_phone.py --env my_module:MyEnv-v0 --model_name_or_path runs/x --output_dir results/mine
@@ -42,8 +42,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint folder, LoRA adapter folder or Hub id")
     parser.add_argument("--output_dir", required=True, help="folder for episodes.jsonl, metrics.json, report.md")
     add_env_arguments(parser)
-    parser.add_argument("--tasks", nargs="+", default=None, help="tasks to play (default: all the env declares)")
-    parser.add_argument("--episodes", type=int, default=200, help="episodes to play (default 200)")
+    # the episode settings are spelled as grpo_gui.py spells them (--env_tasks ...); the old names stay as aliases
+    parser.add_argument(
+        "--env_tasks", "--tasks", nargs="+", default=None, help="tasks to play (default: all the env declares)"
+    )
+    parser.add_argument("--env_episodes", "--episodes", type=int, default=200, help="episodes to play (default 200)")
     parser.add_argument(
         "--repeats",
         type=int,
@@ -53,7 +56,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "episodes whose outcome differs between passes",
     )
     parser.add_argument(
-        "--seed_offset", type=int, default=HELD_OUT_SEED_OFFSET, help="the first reset seed (held-out seeds)"
+        "--env_seed_offset",
+        "--seed_offset",
+        type=int,
+        default=HELD_OUT_SEED_OFFSET,
+        help="the first reset seed (default: held-out seeds, apart from training's)",
     )
     parser.add_argument("--max_turns", type=int, default=DEFAULT_MAX_TURNS, help="turns before an episode is cut")
     parser.add_argument("--history_images", type=int, default=DEFAULT_HISTORY_IMAGES, help="screenshots per turn")

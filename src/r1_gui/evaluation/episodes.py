@@ -119,15 +119,18 @@ class EpisodeSettings:
 
     @classmethod
     def from_args(cls, args) -> EpisodeSettings:
-        """The settings of a command line (eval/test_phone.py): each field is its flag, but env_id is --env."""
+        """The settings of a command line (eval/test_phone.py): each field is its flag, but env_id is --env and tasks,
+        episodes and seed_offset are --env_tasks, --env_episodes and --env_seed_offset (grpo_gui.py's spelling)."""
         given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
-        given["tasks"] = tuple(args.tasks) if getattr(args, "tasks", None) else None
+        given |= {"episodes": args.env_episodes, "seed_offset": args.env_seed_offset}
+        given["tasks"] = tuple(args.env_tasks) if getattr(args, "env_tasks", None) else None
         return cls(**{**given, "env_id": args.env})
 
     def __post_init__(self) -> None:
-        for name in ("episodes", "max_turns", "history_images", "repeats"):
+        for name, flag in (("episodes", "--env_episodes"), ("max_turns", "--max_turns"),
+                           ("history_images", "--history_images"), ("repeats", "--repeats")):  # fmt: skip
             if getattr(self, name) < 1:
-                raise EvaluationError(f"--{name} must be at least 1, got {getattr(self, name)}")
+                raise EvaluationError(f"{flag} must be at least 1, got {getattr(self, name)}")
         try:
             pool_settings(self)
         except ValueError as error:
@@ -154,7 +157,7 @@ def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | Non
         wanted = list(settings.tasks or []) or None
         tasks = choose_tasks(settings.env_id, described.tasks, wanted, described.task_presets)
     except ValueError as error:
-        raise EvaluationError(str(error).replace("--env_tasks", "--tasks")) from None
+        raise EvaluationError(str(error)) from None
     count = settings.episodes
     if described.episode_count is not None and count > described.episode_count:
         logger.warning(
