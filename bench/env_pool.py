@@ -49,7 +49,7 @@ def sequential(env_id: str, kwargs: dict, envs: int, turns: int) -> float:
 
 
 def pooled(env_id: str, kwargs: dict, envs: int, turns: int) -> float:
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.runtime.pool import EnvPool
 
     slots = list(range(envs))
     with EnvPool(env_id, kwargs) as pool:
@@ -66,7 +66,7 @@ def pooled(env_id: str, kwargs: dict, envs: int, turns: int) -> float:
 
 def ray_over_local(env_id: str, kwargs: dict, envs: int, turns: int, actions: list[str], ray_settings) -> dict:
     """Seconds per turn of the local pool and of the Ray pool, their turns alternating."""
-    from r1_gui.envs.backend import make_pool
+    from r1_gui.envs.runtime.backend import make_pool
 
     slots = list(range(envs))
     seconds = {"local": 0.0, "ray": 0.0}
@@ -91,7 +91,7 @@ def ray_over_local(env_id: str, kwargs: dict, envs: int, turns: int, actions: li
 
 
 def main_ray(args) -> dict:
-    from r1_gui.envs.backend import PoolSettings
+    from r1_gui.envs.runtime.backend import PoolSettings
 
     settings = PoolSettings("ray", args.ray_address, args.env_resources or {}, 0)
     backends = {

@@ -93,9 +93,9 @@ def web_throughput(browsers: int, resets: int, steps: int) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
     from r1_gui.actions import Action
-    from r1_gui.envs.browser import tree_memory
-    from r1_gui.envs.web import WebEnv
-    from r1_gui.envs.web_expert import EXPERT_TASKS
+    from r1_gui.envs.runtime.processes import tree_memory
+    from r1_gui.envs.web.env import WebEnv
+    from r1_gui.envs.web.expert import EXPERT_TASKS
 
     envs = [WebEnv(max_steps=steps + 1) for _ in range(browsers)]
     bar = Action("click", x=0.5, y=0.05)  # the instruction bar: on every page, never an answer

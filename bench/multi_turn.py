@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from r1_gui.agent import loop
     from r1_gui.agent.context import episode_token_budget
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.runtime.pool import EnvPool
     from r1_gui.multi_turn import trainer as multi_turn_trainer
     from r1_gui.processing import CHAT_TEMPLATE, load_processor
     from r1_gui.rewards import get_reward_funcs

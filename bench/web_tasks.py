@@ -52,7 +52,7 @@ def measure(tasks: list[str], seeds: int) -> dict[str, dict]:
 
 
 def main() -> None:
-    from r1_gui.envs.web_expert import EXPERT_TASKS
+    from r1_gui.envs.web.expert import EXPERT_TASKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=100, help="episodes per task and policy (seeds 0..N-1)")

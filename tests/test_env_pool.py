@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from r1_gui.envs.pool import EnvPool, EnvStartError, descendants
+from r1_gui.envs.runtime.pool import EnvPool, EnvStartError
+from r1_gui.envs.runtime.processes import descendants
 
 BUTTON = "helpers.button_env:Button-v0"
 HELPERS = str(Path(__file__).parent)
@@ -160,7 +161,7 @@ def test_workers_end_when_the_process_that_built_them_ends(tmp_path, how):
     script.write_text(
         "import sys, time\n"
         f"sys.path.insert(0, {HELPERS!r})\n"
-        "from r1_gui.envs.pool import EnvPool, descendants\n"
+        "from r1_gui.envs.runtime.pool import EnvPool\nfrom r1_gui.envs.runtime.processes import descendants\n"
         f"pool = EnvPool({BUTTON!r}, {{'child': True}})\n"
         "pool.reset([0, 1], [0, 1], [None, None])\n"
         "print(' '.join(str(p) for w in pool.pids for p in [w, *descendants(w)]), flush=True)\n"

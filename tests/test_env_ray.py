@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 from helpers.browser import needs_browser
 
-from r1_gui.envs.backend import PoolSettings, pool_settings
-from r1_gui.envs.browser import process_table
-from r1_gui.envs.pool import descendants
+from r1_gui.envs.runtime.backend import PoolSettings, pool_settings
+from r1_gui.envs.runtime.processes import descendants, process_table
 
 BUTTON = "helpers.button_env:Button-v0"
 HELPERS = str(Path(__file__).parent)
@@ -92,7 +91,7 @@ def cluster(ray_env):
 
 
 def ray_pool(cluster, env_kwargs=None, **options):
-    from r1_gui.envs.ray_pool import RayEnvPool
+    from r1_gui.envs.runtime.ray_pool import RayEnvPool
 
     options.setdefault("resources", ENV_RESOURCE)
     options.setdefault("address", cluster.address)
@@ -141,8 +140,8 @@ def test_a_local_run_never_imports_ray(tmp_path):
             f"""
             import sys
             sys.path.insert(0, {HELPERS!r})
-            import r1_gui.grpo_gui, r1_gui.play, r1_gui.evaluation.episode_cli, r1_gui.envs.backend  # noqa: F401
-            from r1_gui.envs.backend import make_pool, pool_settings
+            import r1_gui.grpo_gui, r1_gui.play, r1_gui.evaluation.episode_cli, r1_gui.envs.runtime.backend  # noqa: F401
+            from r1_gui.envs.runtime.backend import make_pool, pool_settings
             from r1_gui.evaluation.episode_cli import parse_args
             args = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--env", {BUTTON!r}])
             with make_pool(args.env, args.env_kwargs, settings=pool_settings(args)) as pool:
@@ -223,7 +222,7 @@ class TestOnTwoNodes:
         """eval/test_phone.py --env r1_gui/Web-v0 --env_backend ray: four episodes side by side, each in a browser
         of its own that runs on the environment host (below its actor there), none on the head; every browser
         process ends with the evaluation."""
-        from r1_gui.envs.ray_pool import RayEnvPool
+        from r1_gui.envs.runtime.ray_pool import RayEnvPool
         from r1_gui.evaluation.episode_cli import main as evaluate
 
         env_raylet, head_raylet = raylet_of(cluster.env_node), raylet_of(cluster.head_node)
@@ -302,8 +301,8 @@ class TestOnTwoNodes:
 
     @pytest.mark.slow
     def test_an_environment_that_cannot_start_anywhere_is_one_clear_error(self, cluster):
-        from r1_gui.envs.pool import EnvStartError
-        from r1_gui.envs.ray_pool import RayEnvPool
+        from r1_gui.envs.runtime.pool import EnvStartError
+        from r1_gui.envs.runtime.ray_pool import RayEnvPool
 
         with ray_pool(cluster, resources={"gpu_host": 1}) as pool:
             with pytest.raises(ValueError, match=r'--env_resources \{"gpu_host": 1\}: no live node of the Ray cluster'):
@@ -321,7 +320,7 @@ class TestOnTwoNodes:
 
     @pytest.mark.slow
     def test_at_most_max_starting_actors_start_at_once(self, cluster, tmp_path, monkeypatch):
-        from r1_gui.envs.ray_pool import RayEnvPool
+        from r1_gui.envs.runtime.ray_pool import RayEnvPool
 
         starting_at_each_start = []
         new_actor = RayEnvPool._new_actor
@@ -352,7 +351,7 @@ class TestOnTwoNodes:
         slots start again on the new host. Step 2: one actor is killed with SIGKILL mid-step: its episode is counted
         and a spare takes its slot. The run completes; afterwards no actor, environment worker or environment child
         is left, and the cluster (the user's) is still up."""
-        from r1_gui.envs.ray_pool import RayEnvPool
+        from r1_gui.envs.runtime.ray_pool import RayEnvPool
         from r1_gui.grpo_gui import main
         from r1_gui.training.grpo import parse_grpo_arguments
 

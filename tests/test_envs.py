@@ -12,12 +12,12 @@ from gymnasium.utils.env_checker import check_env
 import r1_gui.envs  # noqa: F401  (registers the environments)
 from r1_gui.actions import Action, format_action
 from r1_gui.envs import TASKS, PhoneEnv
-from r1_gui.envs.expert import expert_action, tap
-from r1_gui.envs.phone import apply, nav_buttons
-from r1_gui.envs.phone_env import advance
+from r1_gui.envs.phone.env import advance
+from r1_gui.envs.phone.expert import expert_action, tap
+from r1_gui.envs.phone.machine import apply, nav_buttons
+from r1_gui.envs.phone.tasks import MAX_STEPS, new_episode
+from r1_gui.envs.phone.world import HOME, LOADING_STEPS, Page
 from r1_gui.envs.policies import RandomPolicy
-from r1_gui.envs.tasks import MAX_STEPS, new_episode
-from r1_gui.envs.world import HOME, LOADING_STEPS, Page
 from r1_gui.synthetic import screens
 
 SIZE = screens.Size(224, 448)

@@ -87,7 +87,7 @@ def test_bad_episodes_are_reported_and_skipped(synthetic_dataset, tmp_path, capl
     rows = [row for row in table if not (row["episode_id"] == gap and row["step"] == 1)]  # a missing step
     rows += [row for row in table if row["episode_id"] == doubled and row["step"] == 0]  # a duplicated step
     pq.write_table(pq.read_table(synthetic_dataset / "train.parquet").from_pylist(rows), tmp_path / "train.parquet")
-    with caplog.at_level(logging.WARNING, logger="r1_gui.envs.replay"):
+    with caplog.at_level(logging.WARNING, logger="r1_gui.envs.replay.env"):
         env = ReplayEnv(tmp_path, split="train")
     assert env.bad_episodes == {gap: "missing steps", doubled: "duplicated steps"}
     assert "skipped 2 bad episodes" in caplog.text and gap not in env.episode_ids

@@ -20,10 +20,11 @@ import pytest
 from helpers.browser import needs_browser
 
 from r1_gui.actions import Action, format_action
-from r1_gui.envs.browser import BrowserError, process_table, remove_stale_profiles
 from r1_gui.envs.contract import INFO_KEYS, check_env, declared_tasks, make_env
-from r1_gui.envs.web import MAX_TYPED_CHARS, selenium_key
-from r1_gui.envs.web_expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page, target_box
+from r1_gui.envs.runtime.processes import process_table
+from r1_gui.envs.web.browser import BrowserError, remove_stale_profiles
+from r1_gui.envs.web.env import MAX_TYPED_CHARS, selenium_key
+from r1_gui.envs.web.expert import EXPERT_TASKS, Page, click_uncovered, fill, find, read_page, target_box
 from r1_gui.scoring import click_hit
 
 # The tasks issue 31 names; the expert must solve each (docs/records/web_tasks.md lists its rate over 100 seeds).
@@ -105,7 +106,7 @@ def test_a_browser_that_does_not_start_is_one_line(monkeypatch):
     from selenium import webdriver
     from selenium.common.exceptions import SessionNotCreatedException
 
-    from r1_gui.envs.browser import Browser
+    from r1_gui.envs.web.browser import Browser
 
     stack = "\n".join(f"#{i} 0x55fd7495caae <unknown>" for i in range(23))
 
@@ -273,7 +274,7 @@ def test_the_same_seed_gives_the_same_pixels_on_every_load_of_a_busy_machine():
     # Eight browsers reloading dialog pages at once on 2 cores. Before --disable-partial-raster and PAINTED_SCRIPT,
     # about 1 in 100 such loads was captured with the dialog's edges a gray level off or without its "x" icon (this
     # test failed 3 of 3 runs; after, it passed 3 of 3), so two runs of one seed trained different SFT warm starts.
-    from r1_gui.envs.pool import EnvPool
+    from r1_gui.envs.runtime.pool import EnvPool
 
     slots, rounds, seeds = 8, 5, (1, 5, 29)  # seeds whose dialogs were drawn two ways
     screenshots: dict[int, set[bytes]] = {seed: set() for seed in seeds}

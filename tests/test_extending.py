@@ -75,10 +75,10 @@ def test_a_benchmark_entry(tmp_path, monkeypatch):
 
 
 def test_a_task_family_of_the_phone(monkeypatch):
-    from r1_gui.envs import tasks
     from r1_gui.envs.contract import check_env, declared_tasks
-    from r1_gui.envs.phone_env import PhoneEnv
-    from r1_gui.envs.world import HOME, SETTINGS_APP
+    from r1_gui.envs.phone import tasks
+    from r1_gui.envs.phone.env import PhoneEnv
+    from r1_gui.envs.phone.world import HOME, SETTINGS_APP
 
     def open_settings(world, rng):
         goal = tasks.Goal(

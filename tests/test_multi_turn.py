@@ -16,7 +16,7 @@ from r1_gui import rewards
 from r1_gui.actions import Action, styled_action
 from r1_gui.agent.context import OBSERVATION_TOKENS, History, check_token_budget, turn_messages
 from r1_gui.agent.loop import Episode, Turn, play_episodes
-from r1_gui.envs.pool import EnvPool
+from r1_gui.envs.runtime.pool import EnvPool
 from r1_gui.grpo_gui import main
 from r1_gui.multi_turn import trainer as multi_turn_trainer
 from r1_gui.multi_turn.rollout import episode_row
@@ -637,7 +637,7 @@ def test_verl_gui_rows_on_a_pixel_grid_and_bad_rows(tmp_path):
 def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monkeypatch, capsys):
     from dataclasses import replace
 
-    from r1_gui.envs import pool as pool_module
+    from r1_gui.envs.runtime import pool as pool_module
     from r1_gui.multi_turn.demo import MultiTurnDemoConfig, expert_examples, run_multi_turn_demo
 
     pools, build = [], pool_module.EnvPool.__init__
@@ -864,7 +864,7 @@ def test_a_failing_environment_is_rebuilt_and_counted_and_the_run_completes(fail
     check_env plays at start-up): each such episode
     ends there, scored as a failure and counted in episodes/env_failures; the pool rebuilds the environment, the
     two steps complete, and no worker outlives the run."""
-    from r1_gui.envs import pool as pool_module
+    from r1_gui.envs.runtime import pool as pool_module
 
     pools = []
     original_init = pool_module.EnvPool.__init__

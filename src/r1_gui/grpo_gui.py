@@ -19,7 +19,7 @@ from r1_gui.training.precheck import precheck
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
     """Train and save: multi-turn GRPO on an environment's episodes with --env (`r1_gui.multi_turn.train`), else
-    single-step GRPO on the dataset's rows (`r1_gui.training.grpo`). `env_pool`: a pool (`r1_gui.envs.backend`) of
+    single-step GRPO on the dataset's rows (`r1_gui.training.grpo`). `env_pool`: a pool (`r1_gui.envs.runtime.backend`) of
     the --env environment to play in, left open (the demos lend theirs); None: the run's own, on the backend
     --env_backend names."""
     if script_args.env_id:

@@ -31,8 +31,8 @@ POLICIES = ("expert", "random")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from r1_gui.envs.backend import add_pool_arguments
     from r1_gui.envs.contract import add_env_arguments
+    from r1_gui.envs.runtime.backend import add_pool_arguments
     from r1_gui.evaluation.generate import add_generation_arguments
 
     parser = command_parser(__doc__, prog="python -m r1_gui.play")
@@ -143,10 +143,10 @@ def _policy(args: argparse.Namespace, env, task: str | None):
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from r1_gui.envs.backend import open_env, pool_settings
     from r1_gui.envs.contract import choose_tasks, declared_task_presets, declared_tasks, episode_count
-    from r1_gui.envs.pool import EnvStartError
     from r1_gui.envs.render import save_episode
+    from r1_gui.envs.runtime.backend import open_env, pool_settings
+    from r1_gui.envs.runtime.pool import EnvStartError
 
     with user_errors():
         try:

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from r1_gui.envs.browser import BrowserError, find_binaries
+from r1_gui.envs.web.browser import BrowserError, find_binaries
 
 
 def _missing_browser() -> str | None:

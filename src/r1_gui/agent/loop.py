@@ -1,4 +1,4 @@
-"""The agent loop: episodes played turn by turn over a pool (`r1_gui.envs.backend`), the one loop that multi-turn GRPO
+"""The agent loop: episodes played turn by turn over a pool (`r1_gui.envs.runtime.backend`), the one loop that multi-turn GRPO
 (`r1_gui.multi_turn.trainer`), episode evaluation (`r1_gui.evaluation.episodes`) and the demos' expert play share.
 
 `play_episodes(pool, resets, policy, processor, ...)` runs a batch of episodes in lock step: each episode has its
@@ -111,7 +111,7 @@ def play_episodes(
 ) -> list[Episode]:
     """Play one episode per (task, seed) reset, episode i in pool slot `slots[i]` (default: slots 0 to n - 1, each
     episode where it can be in one that last played its task, `SlotPool.slots_for`), to its end; see the
-    module docstring. Raises `r1_gui.envs.pool.EnvStartError` when an environment cannot be reset at all."""
+    module docstring. Raises `r1_gui.envs.runtime.pool.EnvStartError` when an environment cannot be reset at all."""
     if history_images < 1:
         raise ValueError(f"--history_images must be at least 1 (the current screenshot), got {history_images}")
     slots = pool.slots_for([task for task, _ in resets]) if slots is None else list(slots)

@@ -7,7 +7,7 @@ import string
 import numpy as np
 
 from r1_gui.actions import DIRECTIONS, STATUSES, Action
-from r1_gui.envs.phone import PHONE_ACTIONS
+from r1_gui.envs.phone.machine import PHONE_ACTIONS
 
 RANDOM_TEXT_CHARS = string.ascii_lowercase + " "
 

@@ -6,9 +6,9 @@ PHONE_ID = "r1_gui/Phone-v0"
 REPLAY_ID = "r1_gui/Replay-v0"
 WEB_ID = "r1_gui/Web-v0"
 ENTRY_POINTS = {
-    PHONE_ID: "r1_gui.envs.phone_env:PhoneEnv",
-    REPLAY_ID: "r1_gui.envs.replay:ReplayEnv",
-    WEB_ID: "r1_gui.envs.web:WebEnv",
+    PHONE_ID: "r1_gui.envs.phone.env:PhoneEnv",
+    REPLAY_ID: "r1_gui.envs.replay.env:ReplayEnv",
+    WEB_ID: "r1_gui.envs.web.env:WebEnv",
 }
 
 for env_id, entry_point in ENTRY_POINTS.items():

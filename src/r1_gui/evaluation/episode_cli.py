@@ -26,9 +26,9 @@ import sys
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
-from r1_gui.envs.backend import add_pool_arguments
 from r1_gui.envs.contract import add_env_arguments
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
+from r1_gui.envs.runtime.backend import add_pool_arguments
+from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from r1_gui.checkpoints import config_folder
-    from r1_gui.envs.pool import EnvStartError
+    from r1_gui.envs.runtime.pool import EnvStartError
     from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
     from r1_gui.evaluation.report import card_line

@@ -8,7 +8,7 @@ Episode i plays task tasks[i % len(tasks)] (the tasks the environment declares, 
 seed_offset + i; an environment that declares `episode_count` (a recorded split) plays each of its episodes at most
 once. The agent sees exactly what multi-turn training shows it (`r1_gui.agent.context`), asked through the step
 evaluation's generators (HF or vLLM, LoRA adapter folders, `--vision_attention`: `evaluation.generate`), in batches
-of `batch_size` episodes that step side by side in a pool (`r1_gui.envs.backend`: this machine's worker
+of `batch_size` episodes that step side by side in a pool (`r1_gui.envs.runtime.backend`: this machine's worker
 processes, or Ray actors on a cluster).
 
 OUTPUT_DIR/episodes.jsonl gets one line per finished episode (`RecordWriter`: flushed as episodes end; a torn last
@@ -30,8 +30,8 @@ from pathlib import Path
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.checkpoints import saved_episode_settings
-from r1_gui.envs.backend import lent_or_own, pool_settings
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, SlotPool
+from r1_gui.envs.runtime.backend import lent_or_own, pool_settings
+from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, SlotPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
@@ -111,7 +111,7 @@ class EpisodeSettings:
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
     repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
-    # where the environments run (r1_gui.envs.backend.PoolSettings: local worker processes, or Ray actors)
+    # where the environments run (r1_gui.envs.runtime.backend.PoolSettings: local worker processes, or Ray actors)
     env_backend: str = "local"
     ray_address: str = "auto"
     env_resources: dict = field(default_factory=dict)
@@ -396,7 +396,7 @@ def evaluate_episodes(
     first) and report.md, and return the metrics. ``config``: how the checkpoint is asked (``EvalConfig``; the prompt
     style is mobile_use, as multi-turn training's; min/max pixels left None: the checkpoint's saved processor's);
     ``overrides``: its fields as keywords. ``settings.repeats`` passes play the same episodes, pass r sampling with
-    seed + r. ``pool``: a pool (``r1_gui.envs.backend``) of the settings' environment to play in, left open (its started workers are
+    seed + r. ``pool``: a pool (``r1_gui.envs.runtime.backend``) of the settings' environment to play in, left open (its started workers are
     reused); None: one of its own, closed at the end."""
     settings = settings or EpisodeSettings()
     config = eval_config(config, **overrides).with_settings(

@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import shared_core_threads
-from r1_gui.envs.backend import PoolSettings
 from r1_gui.envs.contract import reset_plan
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
+from r1_gui.envs.runtime.backend import PoolSettings
+from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 from r1_gui.training.progress import StageProgress, Stages
 
@@ -126,7 +126,7 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
     (a pool of the config's environment, left open) or in one of its own."""
     from r1_gui.agent.loop import play_episodes
-    from r1_gui.envs.backend import lent_or_own
+    from r1_gui.envs.runtime.backend import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
     resets = reset_plan(config.tasks, config.sft_episodes, seed * 10_000)
@@ -327,7 +327,7 @@ def write_report(output_dir: Path, report: dict) -> None:
 def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurnDemoConfig | None = None) -> dict:
     import torch
 
-    from r1_gui.envs.backend import make_pool
+    from r1_gui.envs.runtime.backend import make_pool
     from r1_gui.tiny import build_tiny_model
     from r1_gui.visualize import reward_curve
 

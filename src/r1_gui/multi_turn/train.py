@@ -21,8 +21,8 @@ logger = logging.getLogger("r1_gui.grpo_gui")  # the GRPO command's logger
 def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
     """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
     from r1_gui.agent.context import check_token_budget
-    from r1_gui.envs.backend import pool_settings
     from r1_gui.envs.contract import parse_env_kwargs
+    from r1_gui.envs.runtime.backend import pool_settings
     from r1_gui.multi_turn.advantages import check_step_credit
 
     if training_args.max_tool_calling_iterations is not None:
@@ -55,7 +55,7 @@ def image_tokens(processor, width: int, height: int) -> int:
 
 def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it.
-    `pool`: a pool (`r1_gui.envs.backend`) of the same environment and keywords to play in (its started environments
+    `pool`: a pool (`r1_gui.envs.runtime.backend`) of the same environment and keywords to play in (its started environments
     are reused, and it stays open after training: the caller closes it); None: a pool of the run's own on the backend
     --env_backend names, closed when training ends."""
     from datasets import Dataset
@@ -63,9 +63,9 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from r1_gui.agent.context import OBSERVATION_TOKENS
     from r1_gui.checkpoints import write_episode_settings
     from r1_gui.cli_errors import user_errors
-    from r1_gui.envs.backend import make_pool, pool_settings
     from r1_gui.envs.contract import choose_tasks, reset_plan
-    from r1_gui.envs.pool import EnvStartError, check_lent
+    from r1_gui.envs.runtime.backend import make_pool, pool_settings
+    from r1_gui.envs.runtime.pool import EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
     from r1_gui.training.args import resolve_coordinates, resolve_resume

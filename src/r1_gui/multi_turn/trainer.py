@@ -10,7 +10,7 @@ differs from `GUIGRPOTrainer`, and nothing else:
 
 1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task and seed);
    trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
-   The episodes play side by side in a pool (`r1_gui.envs.backend`: a worker process, or a Ray actor, per episode of
+   The episodes play side by side in a pool (`r1_gui.envs.runtime.backend`: a worker process, or a Ray actor, per episode of
    the process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row
    (`r1_gui.multi_turn.rollout.EpisodeRow`):
    the turns' answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool
@@ -55,7 +55,7 @@ from trl.trainer.utils import pad
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.agent.loop import Episode, TurnInput, play_episodes
-from r1_gui.envs.pool import SlotPool
+from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
 from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
 from r1_gui.rewards import turn_values
@@ -146,7 +146,7 @@ def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
 class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     """GUIGRPOTrainer on episodes; see the module docstring.
 
-    Args (besides GUIGRPOTrainer's): env_pool (a pool, `r1_gui.envs.backend`; the trainer closes it when training ends), max_turns,
+    Args (besides GUIGRPOTrainer's): env_pool (a pool, `r1_gui.envs.runtime.backend`; the trainer closes it when training ends), max_turns,
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
     expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
     for a pool the caller goes on using), advantage_estimator ("grpo" or "gigpo"), step_advantage_weight (GiGPO's

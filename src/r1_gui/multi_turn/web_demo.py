@@ -103,7 +103,7 @@ class WebDemoConfig(MultiTurnDemoConfig):
 def main_web(output_dir: str, seed: int, fast: bool, arch: str | None = None) -> dict:
     """`python -m r1_gui.demo --web`: a missing browser is one error line before anything runs; then the stages."""
     from r1_gui.cli_errors import UserError
-    from r1_gui.envs.browser import BrowserError, find_binaries
+    from r1_gui.envs.web.browser import BrowserError, find_binaries
     from r1_gui.multi_turn.demo import main_multi_turn
 
     try:

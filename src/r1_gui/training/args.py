@@ -16,7 +16,7 @@ from trl import ModelConfig, TrlParser
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT
+from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
 

@@ -27,10 +27,10 @@ import numpy as np
 
 from r1_gui.actions import Action
 from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
-from r1_gui.envs.expert import expert_action
-from r1_gui.envs.phone import apply
-from r1_gui.envs.tasks import MAX_STEPS, new_episode
-from r1_gui.envs.world import SETTINGS_APP
+from r1_gui.envs.phone.expert import expert_action
+from r1_gui.envs.phone.machine import apply
+from r1_gui.envs.phone.tasks import MAX_STEPS, new_episode
+from r1_gui.envs.phone.world import SETTINGS_APP
 from r1_gui.synthetic import episodes, screens
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class PhoneEnv(gym.Env):
         grid: home-screen app grid (rows, cols); apps: how many app names (the first ones) the phone has.
         task: a family of `r1_gui.envs.TASKS` for every episode, or None (each reset draws one; reset's
             options={"task": ...} overrides either).
-        max_steps: steps before truncation; None: the family's default (`r1_gui.envs.tasks.MAX_STEPS`).
+        max_steps: steps before truncation; None: the family's default (`r1_gui.envs.phone.tasks.MAX_STEPS`).
         coordinates: the convention of points in model text (None: each style's own).
         cache_mb: megabytes of rendered screens kept (0: draw every screen).
     """
@@ -108,7 +108,7 @@ class PhoneEnv(gym.Env):
 
     @property
     def tasks(self) -> tuple[str, ...]:
-        """The contract's declared task names: the families of `r1_gui.envs.tasks` (MAX_STEPS' keys)."""
+        """The contract's declared task names: the families of `r1_gui.envs.phone.tasks` (MAX_STEPS' keys)."""
         return tuple(MAX_STEPS)
 
     # -- the episode ---------------------------------------------------------------------------------------------

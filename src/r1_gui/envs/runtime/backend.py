@@ -1,5 +1,5 @@
 """Where a pool's environments run: `--env_backend local` (worker processes of this machine, `EnvPool`, the default)
-or `--env_backend ray` (one Ray actor per slot on a cluster, `r1_gui.envs.ray_pool.RayEnvPool`). A command parses
+or `--env_backend ray` (one Ray actor per slot on a cluster, `r1_gui.envs.runtime.ray_pool.RayEnvPool`). A command parses
 the settings once (`PoolSettings`, `add_pool_arguments`) and whatever plays episodes (the agent loop, training,
 evaluation, play, the demos) gets its pool from `make_pool` and sees one interface (`SlotPool`), never the backend.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from r1_gui.envs.contract import parse_json_object
-from r1_gui.envs.pool import DEFAULT_STEP_TIMEOUT, EnvPool, EnvStartError, SlotPool, check_lent
+from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, EnvPool, EnvStartError, SlotPool, check_lent
 
 BACKENDS = ("local", "ray")
 
@@ -126,7 +126,7 @@ def make_pool(
     settings = settings or PoolSettings()
     if settings.backend == "local":
         return EnvPool(env_id, env_kwargs, step_timeout=step_timeout, **options)
-    from r1_gui.envs.ray_pool import RayEnvPool
+    from r1_gui.envs.runtime.ray_pool import RayEnvPool
 
     return RayEnvPool(
         env_id,

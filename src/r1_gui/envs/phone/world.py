@@ -77,7 +77,7 @@ class PhoneWorld(episodes.World):
     ):
         super().__init__(random.Random(f"r1_gui-env:{seed}:world"), grid, apps)
         self.seed, self.size = seed, size
-        # Set by the task that builds the episode (r1_gui.envs.tasks):
+        # Set by the task that builds the episode (r1_gui.envs.phone.tasks):
         self.base_home: screens.HomeScreen | None = None
         self.setting_names: tuple[str, ...] = ()
         self.settings_title, self.engine = "Settings", "Google"

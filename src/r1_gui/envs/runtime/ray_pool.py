@@ -25,7 +25,7 @@ Ray: `address="auto"` connects to the cluster RAY_ADDRESS or `ray start` on this
 Ray for the run (advertising the custom resources asked for, so the run can place its environments) and stops it
 when the last pool closes. A cluster the user started stays up; the run's actors end with the run (closed at exit,
 on Ctrl-C, and killed by Ray when the driver dies, even by SIGKILL), and a local Ray started for the run ends with a
-killed driver too (a guard process, `r1_gui.envs.worker.guard`, ends what Ray leaves of it).
+killed driver too (a guard process, `r1_gui.envs.runtime.worker.guard`, ends what Ray leaves of it).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import ray
 from ray.exceptions import AuthenticationError, RayError
 
 from r1_gui.envs.contract import check_info, check_observation
-from r1_gui.envs.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool, worker_command
+from r1_gui.envs.runtime.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool, worker_command
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from r1_gui.envs.world import HOME, SETTINGS_APP, Page, PhoneState, PhoneWorld
+from r1_gui.envs.phone.world import HOME, SETTINGS_APP, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import episodes, screens
 
 # Per-family default of max_steps: two to three times the expert's longest episode (gymnasium.make(..., max_steps=N)).

@@ -7,7 +7,7 @@ and a failing one costs one episode, never the run.
     outcomes = pool.step([0, 1], ["mobile.back()", "<tool_call>...</tool_call>"])
     pool.close()                                      # also at exit, on Ctrl-C and when the parent dies
 
-Each slot is a worker process (`python -c ... r1_gui.envs.worker`, in a new session, so its process group holds
+Each slot is a worker process (`python -c ... r1_gui.envs.runtime.worker`, in a new session, so its process group holds
 everything the environment starts, e.g. a browser) that builds the environment with `contract.make_env` and answers
 reset/step/close over a socket. A call goes to every slot at once and waits for all answers until `step_timeout`
 seconds have passed. Starting an environment (a worker importing and building it, and its first answer) is the
@@ -20,8 +20,8 @@ a fresh worker `reset_retries` times, then `EnvStartError` says the environment 
 PR_SET_PDEATHSIG, so they (and what they started) end when the process that built the pool dies, even by SIGKILL.
 
 `SlotPool` holds what every backend shares (the calls, the reset retries, the task each slot last played, the
-failure count); `EnvPool` is the backend of this machine, `r1_gui.envs.ray_pool.RayEnvPool` the one of a Ray
-cluster, and `r1_gui.envs.backend.make_pool` gives either from the command line's settings.
+failure count); `EnvPool` is the backend of this machine, `r1_gui.envs.runtime.ray_pool.RayEnvPool` the one of a Ray
+cluster, and `r1_gui.envs.runtime.backend.make_pool` gives either from the command line's settings.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
+
+from r1_gui.envs.runtime.processes import kill_tree
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ class _Worker:
 
 class SlotPool:
     """What every pool backend shares: the calls (describe, reset with its retries, slots_for, step), the failure
-    count and the tasks each slot last reset to. A backend (`EnvPool` here; `r1_gui.envs.ray_pool.RayEnvPool` on a
+    count and the tasks each slot last reset to. A backend (`EnvPool` here; `r1_gui.envs.runtime.ray_pool.RayEnvPool` on a
     Ray cluster) implements `call` and `close`; callers see only this interface and never know the backend."""
 
     def __init__(
@@ -353,52 +354,14 @@ def check_lent(pool: SlotPool, env_id: str, env_kwargs: dict | None, step_timeou
 
 
 def worker_command(call: str) -> list[str]:
-    """The command line of a Python process that runs `call` (a function of `r1_gui.envs.worker` with its
+    """The command line of a Python process that runs `call` (a function of `r1_gui.envs.runtime.worker` with its
     arguments) with this process's sys.path, so it imports what this process imports (a user's environment too)."""
     name = call.split("(", 1)[0]
     return [
         sys.executable,
         "-c",
-        f"import sys; sys.path[:0] = {sys.path!r}; from r1_gui.envs.worker import {name}; {call}",
+        f"import sys; sys.path[:0] = {sys.path!r}; from r1_gui.envs.runtime.worker import {name}; {call}",
     ]
-
-
-def descendants(pid: int) -> list[int]:
-    """Every living descendant of `pid` (children first), read from /proc; [] where /proc is not there."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found, frontier = [], [pid]
-    while frontier:
-        below = children.get(frontier.pop(), [])
-        found += below
-        frontier += below
-    return found
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL `pid`, its process group and every descendant (a browser that left the group included)."""
-    for target in descendants(pid):  # first: `pid` may be the caller itself (a worker ending its own tree)
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    for kill, target in ((os.killpg, pid), (os.kill, pid)):
-        try:
-            kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 _open_pools: weakref.WeakSet[SlotPool] = weakref.WeakSet()

@@ -6,8 +6,8 @@ type the right one). Taking it from the start state reaches every goal (tests/te
 from __future__ import annotations
 
 from r1_gui.actions import Action
-from r1_gui.envs.tasks import Goal
-from r1_gui.envs.world import SETTINGS_APP, Page, PhoneState, PhoneWorld
+from r1_gui.envs.phone.tasks import Goal
+from r1_gui.envs.phone.world import SETTINGS_APP, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import screens
 
 WAIT = Action("wait", seconds=3.0)

@@ -1,12 +1,12 @@
 """The worker process behind one `EnvPool` slot: builds one environment and answers the pool's calls.
 
-Started by `r1_gui.envs.pool` as `python -c "...; serve(FD, PARENT_PID)"` in a session of its own. It dies with the
+Started by `r1_gui.envs.runtime.pool` as `python -c "...; serve(FD, PARENT_PID)"` in a session of its own. It dies with the
 process that started it (PR_SET_PDEATHSIG, then SIGTERM kills its own process tree, so a browser it started goes
 too) and ignores Ctrl-C (the parent handles that and closes the pool). Every answer is ("ok", value) or
 ("error", "ExceptionType: message"); an error makes the parent kill and rebuild this worker.
 
 `guard(PARENT_PID)` is the other process this module runs: it ends, when its parent dies, what the parent started
-(the local Ray that `r1_gui.envs.ray_pool` starts for a run).
+(the local Ray that `r1_gui.envs.runtime.ray_pool` starts for a run).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ import sys
 import time
 from multiprocessing.connection import Connection
 
-from r1_gui.envs.pool import descendants, kill_tree  # imported before any signal can come: the handler must not import
+from r1_gui.envs.runtime.processes import (  # imported before any signal: the handler must not import
+    descendants,
+    kill_tree,
+)
 
 PR_SET_PDEATHSIG = 1
 

@@ -55,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from r1_gui.envs.runtime.processes import descendants, kill_all, process_table
+
 logger = logging.getLogger(__name__)
 
 CHROMIUM_FLAGS = (
@@ -116,63 +118,6 @@ def find_binaries() -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------------------------------------ processes
-
-
-def process_table() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, process group, command line) of every live (not zombie) process, read from /proc."""
-    table = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if fields[0] == "Z":
-                continue
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:  # the process ended while we read
-            continue
-        table[int(name)] = (int(fields[1]), int(fields[2]), command)
-    return table
-
-
-def descendants(root: int, table: dict[int, tuple[int, int, str]] | None = None) -> set[int]:
-    """The live processes below `root` (not `root` itself)."""
-    table = process_table() if table is None else table
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _, _) in table.items():
-        children.setdefault(parent, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def tree_memory(pids: Iterable[int]) -> tuple[int, int]:
-    """(PSS, RSS) in bytes summed over `pids`, from /proc/PID/smaps_rollup. PSS shares each page among the
-    processes that map it, so summed over a tree it counts the tree's memory once."""
-    pss = rss = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as rollup:
-                for line in rollup:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-                    elif line.startswith("Rss:"):
-                        rss += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return pss, rss
-
-
-def _kill(pids: Iterable[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 def remove_stale_profiles(min_age_s: float = STALE_PROFILE_AGE_S) -> list[str]:
@@ -280,7 +225,7 @@ class Browser:
         found = set()
         process = getattr(self.service, "process", None)
         if process is not None and process.returncode is None and process.pid in table:
-            found |= {process.pid} | descendants(process.pid, table)
+            found |= {process.pid, *descendants(process.pid, table)}
         if self.user_data_dir:
             flag = f"--user-data-dir={self.user_data_dir}"
             found |= {pid for pid, (_, _, command) in table.items() if flag in command}
@@ -300,9 +245,9 @@ class Browser:
             deadline = time.monotonic() + 2.0
             while (left := self.pids()) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            _kill(left)
+            kill_all(left)
         else:  # a start that failed half-way
-            _kill(self.pids())
+            kill_all(self.pids())
         process = getattr(self.service, "process", None)
         if process is not None:  # reap chromedriver, so that no zombie is left either
             with contextlib.suppress(Exception):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from r1_gui.actions import Action
-from r1_gui.envs.world import HOME, LOADING_STEPS, Page, PhoneState, PhoneWorld
+from r1_gui.envs.phone.world import HOME, LOADING_STEPS, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import screens
 
 PHONE_ACTIONS = (

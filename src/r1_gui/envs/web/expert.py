@@ -7,7 +7,7 @@ click, the element it aims at (whose box is the environment's `target_box`); or 
 reads the page as it is at every step, so it also finishes an episode a policy has started (a box checked by mistake
 is unchecked, a wrong text selected and typed over).
 
-    page = read_page(browser, task)          # r1_gui.envs.web does this at every step
+    page = read_page(browser, task)          # r1_gui.envs.web.env does this at every step
     move = expert_move(page)                 # e.g. Move(Action("click", x=0.52, y=0.61), <the button>)
     target_box(page, move.target)            # the points that click that button, normalized: (0.41, 0.55, 0.63, 0.67)
 """

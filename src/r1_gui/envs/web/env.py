@@ -8,7 +8,7 @@ contract (r1_gui.envs.contract).
     env.close()                                      # chromedriver and every Chromium process end
 
 The pages are the 130 MiniWoB++ tasks shipped inside the `miniwob` wheel (Farama Foundation), loaded as file:// URLs:
-nothing reaches the network. One browser (`r1_gui.envs.browser.Browser`) is started at the first reset and kept
+nothing reaches the network. One browser (`r1_gui.envs.web.browser.Browser`) is started at the first reset and kept
 across episodes; a new task's page is loaded when the task changes, else a reset restarts the page's episode.
 
 **Observation**: the task area (160 x 210 CSS pixels) rendered at `scale` (2.0 gives 320 x 420, crisp, not resized)
@@ -18,7 +18,7 @@ overrides each style's own), and are mapped back to the page's CSS pixels.
 **Same seed, same page**: a reset seeds the page's random generator (MiniWoB's `Math.seedrandom`), moves the pointer off
 the task area and removes the focus, so the same seed (and task) gives the same first screenshot whatever the browser
 played before: the episodes of a GRPO group play the same page. A screenshot is taken once the page's images are decoded
-(`r1_gui.envs.browser.PAINTED_SCRIPT`), and the browser rasters whole frames (`--disable-partial-raster`): without
+(`r1_gui.envs.web.browser.PAINTED_SCRIPT`), and the browser rasters whole frames (`--disable-partial-raster`): without
 either, a page loaded on a busy machine was now and then captured without a dialog's close icon, or with its edges a
 gray level off.
 
@@ -36,14 +36,14 @@ episode (`terminated`) with reward 1.0 or 0.0; `info["raw_reward"]` is MiniWoB's
 failure (whatever its status). MiniWoB's own 10 s page timer is off by default (`page_timeout_s`): `max_steps`
 bounds an episode, so a slow model is not failed by the clock.
 
-**Expert**: `info["expert_action"]` is the next action of the task's expert (`r1_gui.envs.web_expert`), read from
+**Expert**: `info["expert_action"]` is the next action of the task's expert (`r1_gui.envs.web.expert`), read from
 the page's DOM; where it is a click on an element, `info["target_box"]` is that element's box [x1, y1, x2, y2]
 normalized to the screenshot (else None), which the episode evaluation's `click_hit_rate` tests clicks against.
 
 **The browser dies**: a step or reset that finds it gone (Chromium or chromedriver killed, the session lost)
 raises `BrowserError` (an environment failure, not model output: a pool counts it as such), and the next reset
 starts a fresh browser. So does a page that stops answering (a script or load past the browser's 10 s command
-timeout); a pool's own per-step timeout (r1_gui.envs.pool) may well be shorter.
+timeout); a pool's own per-step timeout (r1_gui.envs.runtime.pool) may well be shorter.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ import gymnasium as gym
 import numpy as np
 
 from r1_gui.actions import COORDINATE_SYSTEMS, Action
-from r1_gui.envs.browser import LONG_PRESS_S, Browser, BrowserError
 from r1_gui.envs.contract import ACTION_TEXT_SPACE, INSTRUCTION_SPACE, parse_step_input, step_info
-from r1_gui.envs.web_expert import EXPERT_TASKS, EXPERTS, TASK_SIZE, expert_move, read_page, target_box
+from r1_gui.envs.web.browser import LONG_PRESS_S, Browser, BrowserError
+from r1_gui.envs.web.expert import EXPERT_TASKS, EXPERTS, TASK_SIZE, expert_move, read_page, target_box
 
 logger = logging.getLogger(__name__)
 
