@@ -62,13 +62,11 @@ def static_cache_length(prompt_length: int, max_new_tokens: int) -> int:
 
 def generation_compile_settings(device_type: str) -> dict[str, Any]:
     """GenerationConfig fields for a static cache and a compiled decode step on ``device_type`` ("cuda", "cpu")."""
-    from transformers import CompileConfig
+    from r1_gui.seam.models import compile_config
 
-    compile_config = CompileConfig()
-    if device_type != "cuda":
-        # transformers compiles only on accelerators unless this is set (its own switch, used by its tests)
-        compile_config._compile_all_devices = True
-    return {"cache_implementation": "static", "disable_compile": False, "compile_config": compile_config}
+    # transformers compiles only on accelerators unless told to compile everywhere (its own switch, used by its tests)
+    config = compile_config(on_every_device=device_type != "cuda")
+    return {"cache_implementation": "static", "disable_compile": False, "compile_config": config}
 
 
 def check_cache_implementation(cache_implementation: str | None) -> None:
