@@ -14,13 +14,14 @@ The helpers below do that work once per distinct screenshot or prompt and hand b
   each copy's gradient into the one encoder pass (the gradient of the full batch, up to float summation order).
 - `prefill_each_prompt_once(model)` makes `generate` run its prefill on the distinct prompts only and copy their
   cache and first logits to the repeats; every row then decodes (and samples) as before.
-- `micro_batches_of_whole_groups(group_size)`: trl shuffles the generation batch row by row before splitting it
+- `whole_groups_shuffled(batch, group_size)`: trl shuffles the generation batch row by row before splitting it
   into the loss pass's micro-batches (`--steps_per_generation` > 1), which scatters a screenshot's answers over
-  every micro-batch, and each micro-batch then encodes it again. Within the block whole groups are shuffled
-  instead, so a micro-batch holds as few screenshots as its size allows. The loss of a generation batch is a sum
-  over its micro-batches whichever rows each holds, for every loss type whose micro-batch terms are normalised by
-  the whole batch or by equal row counts (dapo, cispo, grpo, dr_grpo, ...); bnpo normalises by each micro-batch's
-  token count and `top_entropy_quantile` ranks within it, so there the (already random) partition has another law.
+  every micro-batch, and each micro-batch then encodes it again. The trainer shuffles whole groups instead
+  (`GUIGRPOTrainer.shuffle_generation_batch`), so a micro-batch holds as few screenshots as its size allows. The
+  loss of a generation batch is a sum over its micro-batches whichever rows each holds, for every loss type whose
+  micro-batch terms are normalised by the whole batch or by equal row counts (dapo, cispo, grpo, dr_grpo, ...);
+  bnpo normalises by each micro-batch's token count and `top_entropy_quantile` ranks within it, so there the
+  (already random) partition has another law.
 
 The processed pixels and image features are the same values. The prefill is the same computation on fewer rows; a
 matrix product over fewer rows may round its last bit differently on some backends (on the CPU machine the demo's
@@ -339,23 +340,3 @@ def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and torch.equal(a, b)
     return a == b
-
-
-@contextlib.contextmanager
-def micro_batches_of_whole_groups(group_size: int) -> Iterator[None]:
-    """Within the block, trl's GRPO trainer shuffles a generation batch by whole groups of ``group_size`` rows
-    (`whole_groups_shuffled`) before splitting it into micro-batches; where the batch is not made of such groups,
-    row by row as trl does."""
-    from trl.trainer import grpo_trainer
-
-    original = grpo_trainer.shuffle_sequence_dict
-
-    def shuffle(batch):
-        shuffled = whole_groups_shuffled(batch, group_size)
-        return original(batch) if shuffled is None else shuffled
-
-    grpo_trainer.shuffle_sequence_dict = shuffle
-    try:
-        yield
-    finally:
-        grpo_trainer.shuffle_sequence_dict = original

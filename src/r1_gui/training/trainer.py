@@ -1,6 +1,7 @@
 """GUIGRPOTrainer: trl.GRPOTrainer for GUI agents, with GUI metrics and a completions table that shows screenshots.
 
-Written against trl 1.16.0 (the version pyproject.toml pins); each override below names the parent hook it wraps.
+Written against trl 1.16.0 (the version pyproject.toml pins). trl's private hooks are reached through
+`r1_gui.seam.grpo.GRPOSeam`, under public names; each override below names the hook it overrides.
 """
 
 from __future__ import annotations
@@ -13,19 +14,18 @@ from pathlib import Path
 
 import torch
 from accelerate.utils import gather_object
-from trl import GRPOTrainer
-from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
+from r1_gui.seam.grpo import GRPOSeam, join_images, split_images_by_row
 from r1_gui.training.args import checkpoint_step, interrupt_keeps_checkpoints
 from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
     encode_each_image_once,
-    micro_batches_of_whole_groups,
     prefill_each_prompt_once,
+    whole_groups_shuffled,
 )
 from r1_gui.training.resume import ResumesCheckpoints, resolve_checkpoint
 from r1_gui.training.weight_average import TailWeightAverage
@@ -34,13 +34,13 @@ from r1_gui.visualize import draw_actions
 logger = logging.getLogger(__name__)
 
 
-class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
+class GUIGRPOTrainer(ResumesCheckpoints, GRPOSeam):
     """`trl.GRPOTrainer` for GUI agents. What differs from the parent, and nothing else:
 
     1. Stopping (in `__init__`): the completion ends at the prompt style's stop token. For the aguvis style that is
        `<|diff_marker|>`, which closes the os-channel code; the parent stops at `<|im_end|>`, which in Aguvis closes
        the *plan*, so the action would be cut off. The same ids mask the completion for the loss.
-    2. Metrics (in `_calculate_rewards`, after the parent computed and gathered the rewards): every reward's mean per
+    2. Metrics (in `score_completions`, after the parent computed and gathered the rewards): every reward's mean per
        ground-truth action type (`rewards/<name>/<type>`), the fraction of completions whose action parses
        (`completions/parse_rate`) and the fraction of prompt groups whose weighted rewards are all equal
        (`groups/no_signal_frac`, groups that teach nothing). They are computed from the rewards the parent already
@@ -63,23 +63,23 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
        takes `mm_token_type_ids` from a processor call that pads on the tokenizer's side; with right padding (the
        default of many Qwen tokenizers) those types no longer line up with the prompt ids when prompts in a batch
        differ in length, and Qwen's 3D rope index fails ("shape mismatch") or silently misplaces the image.
-    5. No-signal completions (in `_compute_loss`): completions whose advantage is 0 (their prompt group's rewards are
+    5. No-signal completions (in `policy_loss`): completions whose advantage is 0 (their prompt group's rewards are
        all equal) add nothing to the policy gradient, yet the parent runs the forward and backward pass on them. With
        `skip_no_signal=True` they are left out of that pass where the gradient stays exactly the same: beta 0 and a
        loss whose normalizer counts the whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy
        bonus or MoE load-balancing loss. Otherwise every completion is kept and the log says why. The logged
        `entropy` and `clip_ratio/*` are then over the completions that carry signal.
-    6. Repeated prompts (in `_generate_and_score_completions`): the parent repeats each prompt `num_generations`
+    6. Repeated prompts (in `generate_and_score`): the parent repeats each prompt `num_generations`
        times, so every copy of its screenshot goes through the image processor twice per step and through the
        vision tower in generation, and generation prefills every copy. With `dedupe_images=True` each distinct
        screenshot is processed once per step, encoded once and each distinct prompt prefilled once per generation
        batch (`r1_gui.training.repeated_prompts`); the tensors are the same (up to float rounding of the smaller prefill).
-       In the loss pass (in `_compute_loss`) the vision tower likewise encodes each distinct screenshot of the
+       In the loss pass (in `policy_loss`) the vision tower likewise encodes each distinct screenshot of the
        micro-batch once, with gradients: the copies index the same features, so autograd sums their gradients
        (the parent's gradient up to float summation order). And where the loss pass runs in several micro-batches
-       (`steps_per_generation` > 1; in `_prepare_inputs`), the generation batch is shuffled by whole groups
+       (`steps_per_generation` > 1; in `shuffle_generation_batch`), the generation batch is shuffled by whole groups
        instead of row by row before it is split, so a micro-batch holds few screenshots rather than a scatter of
-       every one (`micro_batches_of_whole_groups`; the same summed loss for the loss types whose micro-batch
+       every one (`whole_groups_shuffled`; the same summed loss for the loss types whose micro-batch
        terms are normalised by the whole batch or by equal row counts).
 
     7. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
@@ -94,7 +94,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
        HF generation runs on a static KV cache with a compiled decode step (`r1_gui.compiled_generation`); the
        parent builds its GenerationConfig with `disable_compile=True`, so its `cache_implementation="static"` alone
        runs uncompiled. Where it cannot apply (vLLM, ZeRO-3, FSDP, a model not marked compilable) one log line says
-       why and generation is the parent's. Each generation (in `_generate_single_turn`) sizes the static cache in
+       why and generation is the parent's. Each generation (in `generate_turn`) sizes the static cache in
        buckets of tokens (`static_cache_length`), so prompts of other lengths do not recompile the decode step.
 
     Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
@@ -114,7 +114,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
-        self._tokenizer.padding_side = "left"
+        self.text_tokenizer.padding_side = "left"
         self.prompt_style = prompt_style
         self.coordinates = coordinates
         self.completions_table_steps = completions_table_steps
@@ -148,7 +148,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         return super().train(resume_from_checkpoint, *args, **kwargs)
 
     def _use_style_stop_token(self) -> None:
-        stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
+        stop_ids = stop_token_ids(self.text_tokenizer, self.prompt_style)
         self.eos_token_ids = stop_ids
         if self.use_vllm:
             extra = {"stop_token_ids": stop_ids, "ignore_eos": self.prompt_style == "aguvis"}
@@ -158,8 +158,8 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             self.generation_kwargs["eos_token_id"] = stop_ids
 
     # -- 2. metrics -------------------------------------------------------------------------------------------
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+    def score_completions(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super().score_completions(inputs, prompts, completions, completion_ids_list)
         mode = "train" if self.model.training else "eval"
         texts = [completion_text(c) for c in completions]
         parsed = [
@@ -168,7 +168,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         ]
         action_types = gather_object([str(row.get("action", "unknown")) for row in inputs])
         parse_ok = gather_object([action is not None for action in parsed])
-        self._metrics[mode]["completions/parse_rate"].append(sum(parse_ok) / max(1, len(parse_ok)))
+        self.record_metric(mode, "completions/parse_rate", sum(parse_ok) / max(1, len(parse_ok)))
         self._log_per_type_rewards(mode, rewards_per_func, action_types)
         self._log_no_signal_groups(mode, rewards_per_func)
         if mode == "train" and self._table_due():
@@ -183,12 +183,12 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
                 values = rewards[rows, i]
                 values = values[~torch.isnan(values)]
                 if len(values):
-                    self._metrics[mode][f"rewards/{name}/{action_type}"].append(values.mean().item())
+                    self.record_metric(mode, f"rewards/{name}/{action_type}", values.mean().item())
 
     def _log_no_signal_groups(self, mode: str, rewards_per_func: torch.Tensor) -> None:
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         fraction = no_signal_fraction(rewards_per_func, self.reward_weights, num_generations)
-        self._metrics[mode]["groups/no_signal_frac"].append(fraction)
+        self.record_metric(mode, "groups/no_signal_frac", fraction)
 
     # -- 3. completions table ---------------------------------------------------------------------------------
     def _table_due(self) -> bool:
@@ -274,36 +274,37 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             return f"loss_type={self.loss_type} normalizes by the completions in the micro-batch"
         if self.top_entropy_quantile < 1.0:
             return "top_entropy_quantile < 1 ranks entropies across the micro-batch"
-        if self._entropy_bonus_enabled:
+        if self.entropy_bonus_enabled:
             return "the entropy bonus acts on every completion"
         if self.aux_loss_enabled:
             return "the MoE load-balancing loss averages over the micro-batch"
         return None
 
-    def _compute_loss(self, model, inputs):
+    def policy_loss(self, model, inputs):
         if self.skip_no_signal and self.model.training:
             inputs = drop_rows_without_signal(inputs)
         if not self.dedupe_images:
-            return super()._compute_loss(model, inputs)
+            return super().policy_loss(model, inputs)
         with encode_each_image_once(model, with_gradients=True):
-            return super()._compute_loss(model, inputs)
+            return super().policy_loss(model, inputs)
 
     # -- 6. repeated prompts ---------------------------------------------------------------------------------
-    def _generate_and_score_completions(self, inputs):
+    def generate_and_score(self, inputs):
         if not self.dedupe_images:
-            return super()._generate_and_score_completions(inputs)
+            return super().generate_and_score(inputs)
         with (
             cached_image_processor(self.processing_class),
             encode_each_image_once(self.model),
             prefill_each_prompt_once(self.model),
         ):
-            return super()._generate_and_score_completions(inputs)
+            return super().generate_and_score(inputs)
 
-    def _prepare_inputs(self, generation_batch):
+    def shuffle_generation_batch(self, batch):
         if not self.dedupe_images or self.args.steps_per_generation == 1:
-            return super()._prepare_inputs(generation_batch)
-        with micro_batches_of_whole_groups(self.num_generations):  # each micro-batch: as few screenshots as it can
-            return super()._prepare_inputs(generation_batch)
+            return super().shuffle_generation_batch(batch)
+        # each micro-batch: as few screenshots as it can; rows as trl shuffles them where the batch is not whole groups
+        shuffled = whole_groups_shuffled(batch, self.num_generations)
+        return super().shuffle_generation_batch(batch) if shuffled is None else shuffled
 
     # -- 10. compiled generation -------------------------------------------------------------------------------
     def _use_compiled_generation(self) -> None:
@@ -318,8 +319,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         backend = "vllm" if self.use_vllm else "hf"
         if not self.use_vllm and self.use_transformers_continuous_batching:
             backend = "transformers' continuous batching"
-        sharded = "DeepSpeed ZeRO-3" if self._dist.is_zero3 else "FSDP" if self._dist.is_fsdp else None
-        blocker = generation_compile_blocker(self.model, sharded=sharded, backend=backend)
+        blocker = generation_compile_blocker(self.model, sharded=self.weight_sharding, backend=backend)
         if report(blocker, "training's generation"):
             settings = generation_compile_settings(self.accelerator.device.type)
             for name, value in settings.items():
@@ -327,14 +327,14 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             self.generation_kwargs.update(settings)
             self._compiled_generation = True
 
-    def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+    def generate_turn(self, prompt_ids, *args, **kwargs):
         if self._compiled_generation:  # the static cache's length in buckets (fewer recompiles)
             from r1_gui.compiled_generation import static_cache_length
 
             multiple = self.pad_to_multiple_of or 1
             longest = -(-max(len(ids) for ids in prompt_ids) // multiple) * multiple
             self.generation_config.max_cache_len = static_cache_length(longest, self.generation_config.max_new_tokens)
-        return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+        return super().generate_turn(prompt_ids, *args, **kwargs)
 
 
 def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
@@ -357,7 +357,7 @@ def drop_rows_without_signal(inputs: dict) -> dict:
     if bool(signal.all()):
         return inputs
     keep = signal.nonzero().flatten().tolist() or [0]
-    split = split_pixel_values_by_grid(inputs)
+    split = split_images_by_row(inputs)
     if "pixel_values" in split and not isinstance(split["pixel_values"], list):
         return inputs
     index = torch.tensor(keep, device=advantages.device)
@@ -369,7 +369,7 @@ def drop_rows_without_signal(inputs: dict) -> dict:
             kept[key] = [value[i] for i in keep]
         else:
             kept[key] = value
-    return unsplit_pixel_values_by_grid(kept)
+    return join_images(kept)
 
 
 def start_completions_table(output_dir: str, resume_from_checkpoint: str | None) -> None:
