@@ -8,11 +8,11 @@ does not disable compilation; its default `CompileConfig` uses the "reduce-overh
 step as a CUDA graph. trl (1.16) builds its GenerationConfig with `disable_compile=True`, so its own
 `--cache_implementation static` runs the static cache uncompiled.
 
-`generation_compile_settings(device_type)` is what both the training trainers (`GUIGRPOTrainer`, and through it the
-multi-turn one) and the evaluation's `HFGenerator` set on their generation config with the flag on: the static cache,
-compilation allowed, and on a device other than CUDA transformers' own switch to compile there too (it compiles only
-on accelerators unless asked; the CPU path is what the tests check). The prefill is not compiled (transformers
-compiles only the decode step), and the first `generate` call pays the compilation.
+`generation_compile_settings(device_type)` is what the training trainers (single-step and multi-turn, through their
+shared `GUIGRPOBase`) and the evaluation's `HFGenerator` set on their generation config with the flag on: the static
+cache, compilation allowed, and on a device other than CUDA transformers' own switch to compile there too (it
+compiles only on accelerators unless asked; the CPU path is what the tests check). The prefill is not compiled
+(transformers compiles only the decode step), and the first `generate` call pays the compilation.
 
 The static cache's length is rounded up to a multiple of `CACHE_BUCKET` tokens (`static_cache_length`, given to
 `generate` as `max_cache_len`): transformers sizes the cache to each call's longest prompt plus the new tokens, so

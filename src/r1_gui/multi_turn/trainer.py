@@ -5,16 +5,20 @@ that loop keeps one growing token sequence per rollout (every screenshot stays i
 `--history_images` cannot drop old ones), it requires a chat template that renders tool calls (r1_gui's Aguvis
 ChatML template does not), a malformed `<tool_call>` ends its loop instead of getting an error message back, and
 after a tool result it always generates once more, so a `terminate` cannot end the episode at once. So the rollout
-is trl's `rollout_func` hook, and generation inside it is trl's own (`generate_turn`, HF or vLLM). What
-differs from `GUIGRPOTrainer`, and nothing else:
+is trl's `rollout_func` hook, and generation inside it is trl's own (`generate_turn`, HF or vLLM).
+
+`MultiTurnGRPOTrainer` includes everything of `r1_gui.training.trainer.GUIGRPOBase` (stopping, padding, the
+no-signal skip, reward metrics, console, saved weights, resuming, compiled generation: `GUIGRPOTrainer` shares them),
+and adds, besides the no-signal skip in its `policy_loss`:
 
 1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task and seed);
    trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
    The episodes play side by side in an `r1_gui.envs.pool.EnvPool` (one worker process per episode of the
-   process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row (`r1_gui.multi_turn.rollout.EpisodeRow`):
-   the turns' answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool
-   tokens), which trl multiplies into the loss mask. An episode whose environment failed (raised, hung past
-   `--env_step_timeout`, died) is scored as a failure and counted (`episodes/env_failures`); the pool rebuilds it.
+   process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row
+   (`r1_gui.multi_turn.rollout.EpisodeRow`): the turns' answer tokens with the tool's response tokens between them,
+   and trl's `env_mask` (0 on those tool tokens), which trl multiplies into the loss mask. An episode whose
+   environment failed (raised, hung past `--env_step_timeout`, died) is scored as a failure and counted
+   (`episodes/env_failures`); the pool rebuilds it.
 2. Log-probabilities (`token_logps_and_entropies`): a turn was generated from its own context (the
    instruction, the earlier turns as text, the last `history_images` screenshots), which is not a prefix of the
    row. Each turn's answer tokens are scored in that context (the parent's method, on one sequence per turn) and
@@ -25,10 +29,10 @@ differs from `GUIGRPOTrainer`, and nothing else:
    gains that weight times the SFT loss (`r1_gui.multi_turn.expert.answer_loss`) of the environment expert's answer
    to every distinct turn its episodes played (`Turn.expert_action`), in that turn's context; logged as
    `expert_sft_loss`.
-4. Metrics (`score_completions`): the parent's, per task (`rewards/<name>/<task>`) instead of per action type,
-   plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate` (the
-   share of turns whose action parsed) and `episodes/env_failures` (episodes whose environment failed, summed over
-   processes). The screenshot completions table does not apply (no image column).
+4. Metrics (`score_completions`, read from the rows the rollout recorded): each reward's mean per task
+   (`rewards/<name>/<task>`), `groups/no_signal_frac`, `episodes/success_rate`, `episodes/turns`,
+   `episodes/truncated_frac`, `episodes/turn_parse_rate` (the share of turns whose action parsed) and
+   `episodes/env_failures` (episodes whose environment failed, summed over processes).
 5. Step-level credit (`advantage_estimator="gigpo"`, `--advantage_estimator gigpo`; `_step_credit`, called at the
    end of `generate_and_score`): the advantage becomes one per token instead of one per row: the
    parent's episode advantage plus `step_advantage_weight` times each turn's step advantage
@@ -36,6 +40,9 @@ differs from `GUIGRPOTrainer`, and nothing else:
    (trl 1.16's loss takes (rows, tokens) advantages as they are). Logged: `gigpo/anchor_groups`,
    `gigpo/mean_group_size`, `gigpo/singleton_frac`, `gigpo/step_advantage_std`. With "grpo" (the default) nothing of
    the parent's advantages changes.
+
+It does not include `GUIGRPOTrainer`'s features for rows of a dataset: the screenshot completions table (episodes
+have no image column) and the deduplicated screenshots (each turn has its own context and screenshots).
 """
 
 from __future__ import annotations
@@ -56,8 +63,8 @@ from r1_gui.envs.pool import EnvPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
 from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
 from r1_gui.rewards import turn_values
-from r1_gui.seam.grpo import GRPOSeam, pad_sequences
-from r1_gui.training.trainer import GUIGRPOTrainer, drop_rows_without_signal
+from r1_gui.seam.grpo import pad_sequences
+from r1_gui.training.trainer import GUIGRPOBase
 
 logger = logging.getLogger(__name__)
 
@@ -141,10 +148,10 @@ def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
     return trainer._rollout(prompts)
 
 
-class MultiTurnGRPOTrainer(GUIGRPOTrainer):
-    """GUIGRPOTrainer on episodes; see the module docstring.
+class MultiTurnGRPOTrainer(GUIGRPOBase):
+    """GRPO on episodes; what it includes: see the module docstring.
 
-    Args (besides GUIGRPOTrainer's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
+    Args (besides GUIGRPOBase's): env_pool (an `EnvPool`; the trainer closes it when training ends), max_turns,
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
     expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
     for a pool the caller goes on using), advantage_estimator ("grpo" or "gigpo"), step_advantage_weight (GiGPO's
@@ -168,7 +175,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     ):
         check_step_credit(advantage_estimator, step_advantage_weight, step_gamma)
         kwargs.setdefault("prompt_style", "mobile_use")
-        kwargs.update(rollout_func=multi_turn_rollout, dedupe_images=False, completions_table_steps=0)
+        kwargs.update(rollout_func=multi_turn_rollout)
         # trl warns on every run that rollout_func is experimental: r1_gui chose it knowingly and pins trl 1.16
         # (its use is checked by tests/test_upstream_internals.py), so the warning is r1_gui's own noise
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -201,7 +208,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         rows = [episode_row(episode, self.text_tokenizer) for episode in episodes]
         self.book.record(rows)
         vllm = self.use_vllm
-        return {  # trl's rollout_func keys; our hooks read the typed rows from the book
+        return {  # trl's rollout_func keys (extra keys are the reward functions' columns); our hooks read the book
             "prompt_ids": [row.prompt_ids for row in rows],
             "completion_ids": [row.completion_ids for row in rows],
             "logprobs": [row.logprobs for row in rows] if vllm else None,
@@ -249,8 +256,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
 
     def policy_loss(self, model, inputs):
         played = inputs["episode_index"]  # the expert term covers every episode of the micro-batch, signal or not
-        if self.skip_no_signal and self.model.training:
-            inputs = drop_rows_without_signal(inputs)  # the parent drops the same rows again: a no-op
+        inputs = self.rows_with_signal(inputs)
         self.book.select(inputs["episode_index"])
         loss = super().policy_loss(model, inputs)
         if self.expert_sft_weight and self.model.training:
@@ -345,12 +351,13 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
 
     # -- 4. metrics -------------------------------------------------------------------------------------------
     def score_completions(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = GRPOSeam.score_completions(self, inputs, prompts, completions, completion_ids_list)
+        rewards_per_func = super().score_completions(inputs, prompts, completions, completion_ids_list)
         mode = "train" if self.model.training else "eval"
-        episodes: Sequence[Episode] = [row["episode"] for row in inputs]
+        # the typed rows the rollout recorded, this process's rows in the order trl scores them
+        episodes: Sequence[Episode] = [row.episode for row in self.book.rows_for(len(inputs))]
         tasks = gather_object([episode.task for episode in episodes])
-        self._log_per_type_rewards(mode, rewards_per_func, tasks)
-        self._log_no_signal_groups(mode, rewards_per_func)
+        self.log_rewards_by(mode, rewards_per_func, tasks)
+        self.log_no_signal_groups(mode, rewards_per_func)
         summary = gather_object(
             [
                 (
