@@ -37,7 +37,7 @@ def main() -> None:
 
     import torch
 
-    from r1_gui.training.repeated_prompts import image_encoder
+    from r1_gui.seam.models import image_encoder
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,19 +91,23 @@ def main() -> None:
 def micro_batched_loss_pass(trainer, batch: dict, args, whole_groups: bool) -> tuple[float, dict]:
     """Seconds and gradients of the loss pass as `args.micro_batches` micro-batches, the batch shuffled row by row
     (trl) or by whole groups (r1_gui) with the same seed, as trl's `_prepare_inputs` splits it; dedupe on."""
-    import contextlib
-
     import torch
-    from trl.trainer import grpo_trainer
-    from trl.trainer.utils import split_pixel_values_by_grid, split_tensor_dict, unsplit_pixel_values_by_grid
+    from trl.trainer.utils import (
+        shuffle_sequence_dict,
+        split_pixel_values_by_grid,
+        split_tensor_dict,
+        unsplit_pixel_values_by_grid,
+    )
 
-    from r1_gui.training.repeated_prompts import micro_batches_of_whole_groups
+    from r1_gui.training.repeated_prompts import whole_groups_shuffled
 
     trainer.dedupe_images = True
     torch.manual_seed(0)  # the same seed on both sides and in every repeat
     split = split_pixel_values_by_grid(batch)
-    with micro_batches_of_whole_groups(args.generations) if whole_groups else contextlib.nullcontext():
-        shuffled = grpo_trainer.shuffle_sequence_dict(split)
+    # GUIGRPOTrainer.shuffle_generation_batch: whole groups, or rows as trl shuffles them where they are not groups
+    shuffled = whole_groups_shuffled(split, args.generations) if whole_groups else None
+    if shuffled is None:
+        shuffled = shuffle_sequence_dict(split)
     micro_batches = [unsplit_pixel_values_by_grid(part) for part in split_tensor_dict(shuffled, args.micro_batches)]
     return timed_loss_pass(trainer, micro_batches)
 

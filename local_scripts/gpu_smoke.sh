@@ -136,7 +136,7 @@ import sys, glob, torch
 from PIL import Image
 from transformers import AutoModelForImageTextToText
 from r1_gui.processing import load_processor
-from r1_gui.training.repeated_prompts import image_encoder
+from r1_gui.seam.models import image_encoder
 from r1_gui.vision_attention import use_batched_window_attention
 folder, device, image_dir = sys.argv[1:]
 dtype = torch.bfloat16 if device == 'cuda' else torch.float32

@@ -1,6 +1,8 @@
-"""The import arrows docs/architecture.md promises, read from the source (no module is imported)."""
+"""The import arrows docs/architecture.md promises, and that only r1_gui.seam touches trl's and transformers'
+internals, read from the source (no module is imported)."""
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -92,6 +94,7 @@ def test_no_import_cycle():
     "package, allowed",
     [
         ("actions", ("r1_gui.actions",)),
+        ("seam", ("r1_gui.seam",)),  # the seam wraps trl and transformers and nothing of r1_gui
         ("scoring", ("r1_gui.actions", "r1_gui.scoring")),
         ("episode_rewards", ("r1_gui.actions", "r1_gui.scoring")),
     ],
@@ -189,3 +192,143 @@ def test_no_module_builds_flags_for_another_command():
                 assert not node.name.endswith("argv"), (
                     f"{path.relative_to(SRC)}:{node.lineno} builds flags ({node.name})"
                 )
+
+
+# -- the seam: the one place that touches trl's and transformers' private internals --------------------------------
+
+SEAM = "r1_gui.seam"
+# The classes r1_gui's trainers and generation subclass or drive, read from the installed sources (not imported):
+# every private method they define and every private attribute they set on themselves.
+UPSTREAM_CLASSES = [
+    ("trl", "trainer/grpo_trainer.py", "GRPOTrainer"),
+    ("trl", "trainer/sft_trainer.py", "SFTTrainer"),
+    ("transformers", "trainer.py", "Trainer"),
+    ("transformers", "generation/utils.py", "GenerationMixin"),
+]
+# Public-named methods of test_upstream_internals.METHODS that are the parents' public API, overridden anywhere.
+PUBLIC_API = {"log"}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+@functools.cache
+def upstream_private_names() -> frozenset[str]:
+    import importlib.util
+
+    names = set()
+    for package, file, class_name in UPSTREAM_CLASSES:
+        root = Path(importlib.util.find_spec(package).submodule_search_locations[0])  # finds, does not import
+        tree = ast.parse((root / file).read_text())
+        body = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == class_name)
+        for node in ast.walk(body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(node.name):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self" and _private(node.attr):
+                names.add(node.attr)
+    return frozenset(names)
+
+
+def internal_names() -> set[str]:
+    """The names no module outside the seam may touch: the parents' private methods and attributes, and every
+    trl/transformers internal tests/test_upstream_internals.py guards (public-named module functions and patched
+    methods included; Pillow's are not trl's or transformers' and stay outside the seam's remit)."""
+    from test_upstream_internals import CONFIG_ATTRIBUTES, GRPO_ATTRIBUTES, METHODS
+
+    guarded = {name for where, name, _ in METHODS if not where.startswith("PIL.") and name not in PUBLIC_API}
+    return upstream_private_names() | guarded | {a for a in GRPO_ATTRIBUTES if _private(a)} | set(CONFIG_ATTRIBUTES)
+
+
+def breaches_in(source: str, where: str, internal: set[str]) -> list[str]:
+    """Where a module's source touches an internal name: `where:line what`. Three checkable rules, read from the
+    AST: (1) an import from trl or transformers of a private name, from a private module, or of a guarded internal;
+    (2) a method definition (an override) named after a private method or guarded internal of the parents; (3) an
+    attribute access `x.<name>`, or getattr/setattr/hasattr/delattr with the name as a string, of such a name."""
+    breaches = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("trl", "transformers"):
+            names = [alias.name for alias in node.names]
+            if any(_private(part) for part in node.module.split(".")) or any(
+                _private(name) or name in internal for name in names
+            ):
+                breaches.append(f"{where}:{node.lineno} imports {names} from {node.module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] in ("trl", "transformers") and any(_private(part) for part in parts):
+                    breaches.append(f"{where}:{node.lineno} imports {alias.name}")
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in internal:
+                    breaches.append(f"{where}:{item.lineno} {node.name} overrides {item.name}")
+        elif isinstance(node, ast.Attribute) and node.attr in internal:
+            breaches.append(f"{where}:{node.lineno} touches .{node.attr}")
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in internal
+        ):
+            breaches.append(f"{where}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    return breaches
+
+
+def test_only_the_seam_touches_trl_and_transformers_internals():
+    """A trl or transformers upgrade is checked against r1_gui.seam alone (issue 56 item 2): no other module
+    imports, overrides or reaches one of their private names or the internals test_upstream_internals guards. The
+    rest of r1_gui uses the seam's names (`GRPOSeam.policy_loss`, `record_metric`, `prefill_wrapped`, ...)."""
+    internal = internal_names()
+    breaches = [
+        breach
+        for module, path in sorted(MODULES.items())
+        if module != SEAM and not module.startswith(SEAM + ".")
+        for breach in breaches_in(path.read_text(), str(path.relative_to(SRC)), internal)
+    ]
+    assert not breaches, "outside r1_gui/seam (use or add a name there):\n" + "\n".join(breaches)
+
+
+# Lines the rule must report wherever they stand outside the seam (most of them stood in r1_gui at 49cb7a3, before it).
+BREACHES = [
+    ("from trl.trainer.utils import pad", "imports ['pad'] from trl.trainer.utils"),
+    ("from trl.trainer.utils import split_pixel_values_by_grid", "imports ['split_pixel_values_by_grid']"),
+    ("from transformers.integrations.sdpa_attention import sdpa_attention_forward", "imports ['sdpa_attention_"),
+    ("from transformers.trainer import _is_peft_model", "imports ['_is_peft_model']"),
+    ("import transformers._private_module", "imports transformers._private_module"),
+    ("class T(GRPOTrainer):\n    def _compute_loss(self, model, inputs): ...", "T overrides _compute_loss"),
+    ("class T(GRPOTrainer):\n    def _generate_single_turn(self, ids): ...", "T overrides _generate_single_turn"),
+    ("class T(Trainer):\n    def _load_from_checkpoint(self, path): ...", "T overrides _load_from_checkpoint"),
+    ("class T(Trainer):\n    def get_batch_samples(self, it, n, device): ...", "T overrides get_batch_samples"),
+    ("trainer._metrics['train']['x'].append(1.0)", "touches ._metrics"),
+    ("trainer._tokenizer.padding_side = 'left'", "touches ._tokenizer"),
+    ("trainer._dist.is_zero3", "touches ._dist"),
+    ("trainer._entropy_bonus_enabled", "touches ._entropy_bonus_enabled"),
+    ("GRPOTrainer._calculate_rewards(trainer, inputs, prompts, completions, ids)", "touches ._calculate_rewards"),
+    ("config._attn_implementation = 'sdpa'", "touches ._attn_implementation"),
+    ("compile_config._compile_all_devices = True", "touches ._compile_all_devices"),
+    ("grpo_trainer.shuffle_sequence_dict = shuffle", "touches .shuffle_sequence_dict"),
+    ("generator._prefill", "touches ._prefill"),
+    ("getattr(module, '_prefill', None)", "getattr(..., '_prefill')"),
+    ("encoder.get_image_features(pixel_values)", "touches .get_image_features"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("source, breach", BREACHES, ids=[b for _, b in BREACHES])
+def test_the_seam_rule_catches(source, breach):
+    """The rule is not vacuous: each line, outside the seam, is reported."""
+    assert any(breach in found for found in breaches_in(source, "outside.py", internal_names())), breach
+
+
+def test_the_seam_rule_leaves_r1_guis_own_names_alone():
+    """Names that are r1_gui's own (or public API of the parents) pass: subclassing trl's public `log`, the
+    seam's public hooks, an r1_gui private helper."""
+    source = (
+        "class T(GRPOSeam):\n"
+        "    def log(self, logs, start_time=None): ...\n"
+        "    def policy_loss(self, model, inputs): ...\n"
+        "    def _use_style_stop_token(self): ...\n"
+        "trainer.record_metric('train', 'x', 1.0)\n"
+        "from transformers import TrainerCallback\n"
+    )
+    assert breaches_in(source, "inside.py", internal_names()) == []

@@ -38,7 +38,7 @@ def rows(instructions=INSTRUCTIONS) -> list[dict]:
 
 def caches_seen(model) -> list[type]:
     """The type of the KV cache of every language-model pass of `model` from now on."""
-    from r1_gui.training.repeated_prompts import image_encoder
+    from r1_gui.seam.models import image_encoder
 
     seen: list[type] = []
     image_encoder(model).language_model.register_forward_pre_hook(

@@ -258,11 +258,11 @@ def recording_batches(monkeypatch) -> list[dict]:
     """Per generation batch: the rows' records (`EpisodeRow`), trl's per-row advantages before GiGPO and the per-token
     advantages after, and which tokens the loss counts."""
     from r1_gui.multi_turn import trainer as multi_turn_trainer
-    from r1_gui.training.trainer import GUIGRPOTrainer
+    from r1_gui.seam.grpo import GRPOSeam
 
     batches = []
-    parent, ours = (
-        GUIGRPOTrainer._generate_and_score_completions,
+    parent, ours = (  # trl's batch (the seam's default hook), and what the multi-turn trainer hands the loss
+        GRPOSeam.generate_and_score,
         multi_turn_trainer.MultiTurnGRPOTrainer._generate_and_score_completions,
     )
 
@@ -277,7 +277,7 @@ def recording_batches(monkeypatch) -> list[dict]:
         batches[-1].update(rows=list(self.book.recorded), advantages=output["advantages"].clone(), mask=mask)
         return output
 
-    monkeypatch.setattr(GUIGRPOTrainer, "_generate_and_score_completions", parents)
+    monkeypatch.setattr(GRPOSeam, "generate_and_score", parents)
     monkeypatch.setattr(multi_turn_trainer.MultiTurnGRPOTrainer, "_generate_and_score_completions", recording)
     return batches
 

@@ -264,7 +264,8 @@ def test_dedupe_images_loss_pass_encodes_each_screenshot_once_with_the_same_grad
     those of the pass that encodes every copy."""
     from helpers.gradients import assert_same_gradient
 
-    from r1_gui.training.repeated_prompts import image_encoder, image_key
+    from r1_gui.seam.models import image_encoder
+    from r1_gui.training.repeated_prompts import image_key
 
     def alternating(completions, **kwargs):
         return [float(i % 2) for i in range(len(completions))]
@@ -309,7 +310,7 @@ def test_micro_batches_hold_whole_groups_with_the_same_summed_gradient(tiny_qwen
     gradient summed over the micro-batches (dapo: normalised by the whole batch) is the same."""
     from helpers.gradients import assert_same_gradient
 
-    from r1_gui.training.repeated_prompts import image_encoder
+    from r1_gui.seam.models import image_encoder
 
     def alternating(completions, **kwargs):
         return [float(i % 2) for i in range(len(completions))]

@@ -1,6 +1,8 @@
 """Every private internal of trl, transformers and Pillow that r1_gui overrides, calls or patches (the table in
 docs/architecture.md, "Where r1_gui leans on its dependencies' internals"), checked against the installed versions:
-an upgrade that removes one or changes its signature fails here, naming it, before it fails inside a run."""
+an upgrade that removes one or changes its signature fails here, naming it, before it fails inside a run. Those of
+trl and transformers are all reached through `r1_gui.seam` (tests/test_architecture.py checks that no other module
+touches them); Pillow's stay in synthetic/screens.py, beside their fallback."""
 
 import inspect
 
@@ -38,13 +40,17 @@ METHODS = [
     ("PIL.ImageDraw.ImageDraw", "_getink", ["self", "ink", "fill"]),
 ]  # fmt: skip
 
-# Attributes GRPOTrainer.__init__ sets that r1_gui's trainers read or write.
+# Attributes GRPOTrainer.__init__ sets that r1_gui's trainers read or write (the private ones through the seam's
+# record_metric, text_tokenizer, entropy_bonus_enabled and weight_sharding).
 GRPO_ATTRIBUTES = [
     "_metrics", "_tokenizer", "_entropy_bonus_enabled", "eos_token_ids", "generation_config", "generation_kwargs",
     "vllm_generation", "use_vllm", "num_generations_eval", "reward_weights", "top_entropy_quantile",
     "aux_loss_enabled", "chat_template_kwargs", "log_completions", "reward_funcs", "num_generations", "scale_rewards",
     "_dist", "pad_to_multiple_of", "use_transformers_continuous_batching",
 ]  # fmt: skip
+
+# Private attributes of transformers' config objects that the seam reads or sets (r1_gui.seam.models).
+CONFIG_ATTRIBUTES = ["_attn_implementation", "_compile_all_devices"]
 
 
 def _resolve(dotted: str):
@@ -119,3 +125,15 @@ def test_the_static_cache_and_compile_internals_generation_compile_uses():
     assert layer.is_compileable and not layer.is_initialized
     layer.lazy_initialization(torch.zeros(2, 1, 3, 4), torch.zeros(2, 1, 3, 4))
     assert layer.is_initialized and layer.batch_size == 2 and layer.keys.shape == layer.values.shape == (2, 1, 8, 4)
+
+
+def test_a_model_config_still_says_its_attention_implementation_in_the_private_field():
+    """r1_gui.seam.models.attention_implementation / set_attention_implementation: the vision tower's attention
+    (`--vision_attention`) is chosen by a config's private `_attn_implementation`, which transformers reads at each
+    forward (test_the_static_cache_and_compile_internals_generation_compile_uses checks `_compile_all_devices`)."""
+    from transformers import PretrainedConfig
+
+    config = PretrainedConfig(attn_implementation="sdpa")
+    assert config._attn_implementation == "sdpa"
+    config._attn_implementation = "eager"
+    assert config._attn_implementation == "eager"

@@ -11,8 +11,8 @@ from helpers.gradients import assert_same_gradient
 from helpers.screens import batch_of, screen
 
 from r1_gui.evaluation.config import EvalConfig
+from r1_gui.seam.models import image_encoder
 from r1_gui.training.args import GUIModelConfig
-from r1_gui.training.repeated_prompts import image_encoder
 from r1_gui.vision_attention import BATCHED_WINDOWS, apply_vision_attention, use_batched_window_attention
 
 # three screenshots, two of one size: full windows, clipped edge windows, and images of equal and unequal length

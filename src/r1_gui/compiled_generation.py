@@ -8,11 +8,11 @@ does not disable compilation; its default `CompileConfig` uses the "reduce-overh
 step as a CUDA graph. trl (1.16) builds its GenerationConfig with `disable_compile=True`, so its own
 `--cache_implementation static` runs the static cache uncompiled.
 
-`generation_compile_settings(device_type)` is what both the training trainers (`GUIGRPOTrainer`, and through it the
-multi-turn one) and the evaluation's `HFGenerator` set on their generation config with the flag on: the static cache,
-compilation allowed, and on a device other than CUDA transformers' own switch to compile there too (it compiles only
-on accelerators unless asked; the CPU path is what the tests check). The prefill is not compiled (transformers
-compiles only the decode step), and the first `generate` call pays the compilation.
+`generation_compile_settings(device_type)` is what the training trainers (single-step and multi-turn, through their
+shared `GUIGRPOBase`) and the evaluation's `HFGenerator` set on their generation config with the flag on: the static
+cache, compilation allowed, and on a device other than CUDA transformers' own switch to compile there too (it
+compiles only on accelerators unless asked; the CPU path is what the tests check). The prefill is not compiled
+(transformers compiles only the decode step), and the first `generate` call pays the compilation.
 
 The static cache's length is rounded up to a multiple of `CACHE_BUCKET` tokens (`static_cache_length`, given to
 `generate` as `max_cache_len`): transformers sizes the cache to each call's longest prompt plus the new tokens, so
@@ -62,13 +62,11 @@ def static_cache_length(prompt_length: int, max_new_tokens: int) -> int:
 
 def generation_compile_settings(device_type: str) -> dict[str, Any]:
     """GenerationConfig fields for a static cache and a compiled decode step on ``device_type`` ("cuda", "cpu")."""
-    from transformers import CompileConfig
+    from r1_gui.seam.models import compile_config
 
-    compile_config = CompileConfig()
-    if device_type != "cuda":
-        # transformers compiles only on accelerators unless this is set (its own switch, used by its tests)
-        compile_config._compile_all_devices = True
-    return {"cache_implementation": "static", "disable_compile": False, "compile_config": compile_config}
+    # transformers compiles only on accelerators unless told to compile everywhere (its own switch, used by its tests)
+    config = compile_config(on_every_device=device_type != "cuda")
+    return {"cache_implementation": "static", "disable_compile": False, "compile_config": config}
 
 
 def check_cache_implementation(cache_implementation: str | None) -> None:

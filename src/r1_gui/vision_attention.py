@@ -33,6 +33,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from r1_gui.seam.models import attention_implementation, set_attention_implementation
+
 if TYPE_CHECKING:
     import torch
 
@@ -58,7 +60,8 @@ def batched_window_attention(
     """Attention within each packed sequence of `query` (1, heads, tokens, dim) given by `cu_seq_lens_q`, one sdpa
     call per distinct sequence length. Returns (1, tokens, heads, dim), as the attention interfaces do."""
     import torch
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from r1_gui.seam.models import sdpa_attention
 
     tokens = query.shape[2]
     if cu_seq_lens_q is None:
@@ -78,9 +81,7 @@ def batched_window_attention(
             tensor[0][:, index].unflatten(1, (len(window_starts), length)).transpose(0, 1)
             for tensor in (query, key, value)
         )
-        attended, _ = sdpa_attention_forward(
-            module, q, k, v, attention_mask=None, scaling=scaling, dropout=dropout, is_causal=False
-        )
+        attended = sdpa_attention(module, q, k, v, scaling=scaling, dropout=dropout)
         output[index] = attended.flatten(0, 1)  # (windows, length, heads, dim) -> (windows * length, heads, dim)
     return output.unsqueeze(0), None
 
@@ -106,12 +107,12 @@ def use_batched_window_attention(model: torch.nn.Module) -> bool:
     Applies where the tower uses sdpa; returns whether it applied (False for other models and implementations)."""
     from transformers import AttentionInterface
 
-    configs = [c for c in _vision_configs(model) if c._attn_implementation in SDPA]
+    configs = [c for c in _vision_configs(model) if attention_implementation(c) in SDPA]
     if not configs:
         return False
     AttentionInterface.register(BATCHED_WINDOWS, batched_window_attention)
     for config in configs:
-        config._attn_implementation = BATCHED_WINDOWS
+        set_attention_implementation(config, BATCHED_WINDOWS)
     logger.info("the vision tower runs one sdpa call per window length (r1_gui.vision_attention)")
     return True
 
@@ -144,7 +145,7 @@ def apply_vision_attention(model: torch.nn.Module, choice: str, device_type: str
     if choice == "batched_windows":  # asked for by name where it cannot act: say so rather than run without it
         from r1_gui.cli_errors import UserError
 
-        towers = {config._attn_implementation for config in _vision_configs(model)}
+        towers = {attention_implementation(config) for config in _vision_configs(model)}
         reason = f"the vision tower runs {', '.join(sorted(towers))} attention" if towers else "no Qwen-VL vision tower"
         raise UserError(_not_applicable(reason))
     return False

@@ -5,18 +5,21 @@ that loop keeps one growing token sequence per rollout (every screenshot stays i
 `--history_images` cannot drop old ones), it requires a chat template that renders tool calls (r1_gui's Aguvis
 ChatML template does not), a malformed `<tool_call>` ends its loop instead of getting an error message back, and
 after a tool result it always generates once more, so a `terminate` cannot end the episode at once. So the rollout
-is trl's `rollout_func` hook, and generation inside it is trl's own `_generate_single_turn` (HF or vLLM). What
-differs from `GUIGRPOTrainer`, and nothing else:
+is trl's `rollout_func` hook, and generation inside it is trl's own (`generate_turn`, HF or vLLM).
+
+`MultiTurnGRPOTrainer` includes everything of `r1_gui.training.trainer.GUIGRPOBase` (stopping, padding, the
+no-signal skip, reward metrics, console, saved weights, resuming, compiled generation: `GUIGRPOTrainer` shares them),
+and adds, besides the no-signal skip in its `policy_loss`:
 
 1. Rollout (`rollout_func`, `_rollout`): each prompt of the batch names an environment reset (task and seed);
    trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
-   The episodes play side by side in a pool (`r1_gui.envs.runtime.backend`: a worker process, or a Ray actor, per episode of
-   the process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row
-   (`r1_gui.multi_turn.rollout.EpisodeRow`):
-   the turns' answer tokens with the tool's response tokens between them, and trl's `env_mask` (0 on those tool
-   tokens), which trl multiplies into the loss mask. An episode whose environment failed (raised, hung past
-   `--env_step_timeout`, died) is scored as a failure and counted (`episodes/env_failures`); the pool rebuilds it.
-2. Log-probabilities (`_get_per_token_logps_and_entropies`): a turn was generated from its own context (the
+   The episodes play side by side in a pool (`r1_gui.envs.runtime.backend`: a worker process, or a Ray actor, per
+   episode of the process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row
+   (`r1_gui.multi_turn.rollout.EpisodeRow`): the turns' answer tokens with the tool's response tokens between them,
+   and trl's `env_mask` (0 on those tool tokens), which trl multiplies into the loss mask. An episode whose
+   environment failed (raised, hung past `--env_step_timeout`, died) is scored as a failure and counted
+   (`episodes/env_failures`); the pool rebuilds it.
+2. Log-probabilities (`token_logps_and_entropies`): a turn was generated from its own context (the
    instruction, the earlier turns as text, the last `history_images` screenshots), which is not a prefix of the
    row. Each turn's answer tokens are scored in that context (the parent's method, on one sequence per turn) and
    written back at the turn's place in the row; tool-response positions get 0 (they are masked). Which episodes a
@@ -26,17 +29,20 @@ differs from `GUIGRPOTrainer`, and nothing else:
    gains that weight times the SFT loss (`r1_gui.multi_turn.expert.answer_loss`) of the environment expert's answer
    to every distinct turn its episodes played (`Turn.expert_action`), in that turn's context; logged as
    `expert_sft_loss`.
-4. Metrics (`_calculate_rewards`): the parent's, per task (`rewards/<name>/<task>`) instead of per action type,
-   plus `episodes/success_rate`, `episodes/turns`, `episodes/truncated_frac`, `episodes/turn_parse_rate` (the
-   share of turns whose action parsed) and `episodes/env_failures` (episodes whose environment failed, summed over
-   processes). The screenshot completions table does not apply (no image column).
+4. Metrics (`score_completions`, read from the rows the rollout recorded): each reward's mean per task
+   (`rewards/<name>/<task>`), `groups/no_signal_frac`, `episodes/success_rate`, `episodes/turns`,
+   `episodes/truncated_frac`, `episodes/turn_parse_rate` (the share of turns whose action parsed) and
+   `episodes/env_failures` (episodes whose environment failed, summed over processes).
 5. Step-level credit (`advantage_estimator="gigpo"`, `--advantage_estimator gigpo`; `_step_credit`, called at the
-   end of `_generate_and_score_completions`): the advantage becomes one per token instead of one per row: the
+   end of `generate_and_score`): the advantage becomes one per token instead of one per row: the
    parent's episode advantage plus `step_advantage_weight` times each turn's step advantage
    (`r1_gui.multi_turn.advantages`), over the turns of every process gathered, on each answer token of the turn
    (trl 1.16's loss takes (rows, tokens) advantages as they are). Logged: `gigpo/anchor_groups`,
    `gigpo/mean_group_size`, `gigpo/singleton_frac`, `gigpo/step_advantage_std`. With "grpo" (the default) nothing of
    the parent's advantages changes.
+
+It does not include `GUIGRPOTrainer`'s features for rows of a dataset: the screenshot completions table (episodes
+have no image column) and the deduplicated screenshots (each turn has its own context and screenshots).
 """
 
 from __future__ import annotations
@@ -50,8 +56,6 @@ from collections.abc import Sequence
 import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
-from trl import GRPOTrainer
-from trl.trainer.utils import pad
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.agent.loop import Episode, TurnInput, play_episodes
@@ -59,7 +63,8 @@ from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
 from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
 from r1_gui.rewards import turn_values
-from r1_gui.training.trainer import GUIGRPOTrainer, drop_rows_without_signal
+from r1_gui.seam.grpo import pad_sequences
+from r1_gui.training.trainer import GUIGRPOBase
 
 logger = logging.getLogger(__name__)
 
@@ -85,9 +90,9 @@ class EpisodeBook:
     1. `rollout_func` (our `_rollout`) -> `record(rows)`: every row, in rollout order;
     2. inside trl's `_generate_and_score_completions`, the old-policy and reference log-prob passes over every row
        in that order -> `rows_for(n)` (the recorded rows, all of them);
-    3. our `_generate_and_score_completions` -> `index_column()`: the `episode_index` tensor, which trl shuffles and
+    3. our `generate_and_score` -> `index_column()`: the `episode_index` tensor, which trl shuffles and
        splits into micro-batches with the rest of the batch;
-    4. per micro-batch, `_compute_loss` -> `select(episode_index)`, then its log-prob pass -> `rows_for(n)`.
+    4. per micro-batch, `policy_loss` -> `select(episode_index)`, then its log-prob pass -> `rows_for(n)`.
 
     A call out of this order, or a pass whose row count is not that of the rows selected, raises RuntimeError naming
     the step, instead of scoring a turn in another episode's context.
@@ -113,7 +118,7 @@ class EpisodeBook:
 
     def select(self, episode_index: torch.Tensor) -> None:
         if not self.indexed:
-            raise RuntimeError("EpisodeBook: a loss pass began before _generate_and_score_completions indexed the rows")
+            raise RuntimeError("EpisodeBook: a loss pass began before generate_and_score indexed the rows")
         rows = episode_index.tolist()
         if any(not 0 <= row < len(self.recorded) for row in rows):
             raise RuntimeError(f"EpisodeBook: episode_index {rows} outside the {len(self.recorded)} recorded episodes")
@@ -143,10 +148,11 @@ def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
     return trainer._rollout(prompts)
 
 
-class MultiTurnGRPOTrainer(GUIGRPOTrainer):
-    """GUIGRPOTrainer on episodes; see the module docstring.
+class MultiTurnGRPOTrainer(GUIGRPOBase):
+    """GRPO on episodes; what it includes: see the module docstring.
 
-    Args (besides GUIGRPOTrainer's): env_pool (a pool, `r1_gui.envs.runtime.backend`; the trainer closes it when training ends), max_turns,
+    Args (besides GUIGRPOBase's): env_pool (a pool, `r1_gui.envs.runtime.backend`; the trainer closes it when training
+    ends), max_turns,
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
     expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
     for a pool the caller goes on using), advantage_estimator ("grpo" or "gigpo"), step_advantage_weight (GiGPO's
@@ -170,7 +176,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
     ):
         check_step_credit(advantage_estimator, step_advantage_weight, step_gamma)
         kwargs.setdefault("prompt_style", "mobile_use")
-        kwargs.update(rollout_func=multi_turn_rollout, dedupe_images=False, completions_table_steps=0)
+        kwargs.update(rollout_func=multi_turn_rollout)
         # trl warns on every run that rollout_func is experimental: r1_gui chose it knowingly and pins trl 1.16
         # (its use is checked by tests/test_upstream_internals.py), so the warning is r1_gui's own noise
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -184,7 +190,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         self.advantage_estimator = advantage_estimator
         self.step_advantage_weight, self.step_gamma = step_advantage_weight, step_gamma
         self.book = EpisodeBook()
-        self._image_pad_id = self._tokenizer.convert_tokens_to_ids("<|image_pad|>")
+        self._image_pad_id = self.text_tokenizer.convert_tokens_to_ids("<|image_pad|>")
 
     # -- 1. rollout -------------------------------------------------------------------------------------------
     def _rollout(self, prompts: list) -> dict:
@@ -196,14 +202,14 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             self.processing_class,
             max_turns=self.max_turns,
             history_images=self.history_images,
-            decode=lambda ids: self._tokenizer.decode(ids, skip_special_tokens=True),
+            decode=lambda ids: self.text_tokenizer.decode(ids, skip_special_tokens=True),
             system=self.system,
             chat_template_kwargs=self.chat_template_kwargs,
         )
-        rows = [episode_row(episode, self._tokenizer) for episode in episodes]
+        rows = [episode_row(episode, self.text_tokenizer) for episode in episodes]
         self.book.record(rows)
         vllm = self.use_vllm
-        return {  # trl's rollout_func keys; our hooks read the typed rows from the book
+        return {  # trl's rollout_func keys (extra keys are the reward functions' columns); our hooks read the book
             "prompt_ids": [row.prompt_ids for row in rows],
             "completion_ids": [row.completion_ids for row in rows],
             "logprobs": [row.logprobs for row in rows] if vllm else None,
@@ -223,7 +229,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             fields["mm_token_type_ids"] = [[int(t == self._image_pad_id) for t in ids] for ids in prompt_ids]
         images = [turn.images or None for turn in inputs]
         with self._turn_token_limit():
-            return self._generate_single_turn(prompt_ids, images, fields, num_generations=1)
+            return self.generate_turn(prompt_ids, images, fields, num_generations=1)
 
     @contextlib.contextmanager
     def _turn_token_limit(self):
@@ -242,25 +248,24 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             else:
                 self.generation_config.max_new_tokens = saved
 
-    def _generate_and_score_completions(self, inputs):
-        output = super()._generate_and_score_completions(inputs)
+    def generate_and_score(self, inputs):
+        output = super().generate_and_score(inputs)
         output["episode_index"] = self.book.index_column(output["completion_ids"].device)
         if self.advantage_estimator == "gigpo":
             output["advantages"] = self._step_credit(output["advantages"], output["completion_ids"].size(1))
         return output
 
-    def _compute_loss(self, model, inputs):
+    def policy_loss(self, model, inputs):
         played = inputs["episode_index"]  # the expert term covers every episode of the micro-batch, signal or not
-        if self.skip_no_signal and self.model.training:
-            inputs = drop_rows_without_signal(inputs)  # the parent drops the same rows again: a no-op
+        inputs = self.rows_with_signal(inputs)
         self.book.select(inputs["episode_index"])
-        loss = super()._compute_loss(model, inputs)
+        loss = super().policy_loss(model, inputs)
         if self.expert_sft_weight and self.model.training:
             loss = loss + self.expert_sft_weight * self._expert_loss(model, played)
         return loss
 
     # -- 2. log-probabilities, each turn in its own context --------------------------------------------------
-    def _get_per_token_logps_and_entropies(
+    def token_logps_and_entropies(
         self,
         model,
         input_ids,
@@ -280,8 +285,8 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         ]
         sequences = [torch.tensor(turn.context.context_ids + turn.completion_ids) for _, _, turn in places]
         longest = max(len(turn.completion_ids) for _, _, turn in places)
-        ids = pad(sequences, padding_value=self._tokenizer.pad_token_id, padding_side="left").to(device)
-        mask = pad([torch.ones_like(s) for s in sequences], padding_value=0, padding_side="left").to(device)
+        ids = pad_sequences(sequences, padding_value=self.text_tokenizer.pad_token_id, padding_side="left").to(device)
+        mask = pad_sequences([torch.ones_like(s) for s in sequences], padding_value=0, padding_side="left").to(device)
         turn_inputs = {"mm_token_type_ids": (ids == self._image_pad_id).long()}
         contexts = [turn.context for _, _, turn in places]
         if any(context.pixel_values is not None for context in contexts):
@@ -292,7 +297,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             turn_inputs["pixel_values"] = turn_inputs["pixel_values"].to(device)
             turn_inputs["image_grid_thw"] = turn_inputs["image_grid_thw"].to(device)
             turn_inputs["num_images"] = [len(c.images) for c in contexts]
-        logps, entropies, aux_loss = super()._get_per_token_logps_and_entropies(
+        logps, entropies, aux_loss = super().token_logps_and_entropies(
             model,
             ids,
             mask,
@@ -321,7 +326,7 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         group's episodes share their first screen, so each such turn counts once."""
         from r1_gui.multi_turn.expert import ExpertPolicy, answer_loss
 
-        answer = ExpertPolicy(self._tokenizer).answer
+        answer = ExpertPolicy(self.text_tokenizer).answer
         batch, seen = [], set()
         for row in episode_index.tolist():
             episode = self.book.episodes[row]
@@ -339,20 +344,21 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
                     seen.add(key)
                     batch.append((context, answer(turn.expert_action)))
         if batch:
-            loss = answer_loss(model, batch, self._tokenizer.pad_token_id, self._image_pad_id)
+            loss = answer_loss(model, batch, self.text_tokenizer.pad_token_id, self._image_pad_id)
         else:  # no expert action on these screens: a zero that keeps the graph (and the processes in step)
             loss = sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
-        self._metrics["train"]["expert_sft_loss"].append(self.accelerator.gather(loss.detach()).mean().item())
+        self.record_metric("train", "expert_sft_loss", self.accelerator.gather(loss.detach()).mean().item())
         return loss
 
     # -- 4. metrics -------------------------------------------------------------------------------------------
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
+    def score_completions(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super().score_completions(inputs, prompts, completions, completion_ids_list)
         mode = "train" if self.model.training else "eval"
-        episodes: Sequence[Episode] = [row["episode"] for row in inputs]
+        # the typed rows the rollout recorded, this process's rows in the order trl scores them
+        episodes: Sequence[Episode] = [row.episode for row in self.book.rows_for(len(inputs))]
         tasks = gather_object([episode.task for episode in episodes])
-        self._log_per_type_rewards(mode, rewards_per_func, tasks)
-        self._log_no_signal_groups(mode, rewards_per_func)
+        self.log_rewards_by(mode, rewards_per_func, tasks)
+        self.log_no_signal_groups(mode, rewards_per_func)
         summary = gather_object(
             [
                 (
@@ -366,12 +372,12 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
             ]
         )
         turns_parsed = [parsed for *_, per_turn, _ in summary for parsed in per_turn]
-        metrics = self._metrics[mode]
-        metrics["episodes/success_rate"].append(sum(s[0] for s in summary) / max(1, len(summary)))
-        metrics["episodes/turns"].append(sum(s[1] for s in summary) / max(1, len(summary)))
-        metrics["episodes/truncated_frac"].append(sum(s[2] for s in summary) / max(1, len(summary)))
-        metrics["episodes/turn_parse_rate"].append(sum(turns_parsed) / max(1, len(turns_parsed)))
-        metrics["episodes/env_failures"].append(float(sum(s[4] for s in summary)))
+        episodes_count = max(1, len(summary))
+        self.record_metric(mode, "episodes/success_rate", sum(s[0] for s in summary) / episodes_count)
+        self.record_metric(mode, "episodes/turns", sum(s[1] for s in summary) / episodes_count)
+        self.record_metric(mode, "episodes/truncated_frac", sum(s[2] for s in summary) / episodes_count)
+        self.record_metric(mode, "episodes/turn_parse_rate", sum(turns_parsed) / max(1, len(turns_parsed)))
+        self.record_metric(mode, "episodes/env_failures", float(sum(s[4] for s in summary)))
         return rewards_per_func
 
     # -- 5. step-level credit (GiGPO) ---------------------------------------------------------------------------
@@ -405,10 +411,9 @@ class MultiTurnGRPOTrainer(GUIGRPOTrainer):
         for row, episode_advantage, steps in zip(rows, episode_advantages.tolist(), local, strict=True):
             row.episode_advantage, row.step_advantages = episode_advantage, steps
             row.turn_advantages = turn_advantages(episode_advantage, steps, self.step_advantage_weight)
-        metrics = self._metrics[mode]
-        metrics["gigpo/anchor_groups"].append(float(credit.anchor_groups))
-        metrics["gigpo/mean_group_size"].append(credit.mean_group_size)
-        metrics["gigpo/singleton_frac"].append(credit.singleton_frac)
-        metrics["gigpo/step_advantage_std"].append(credit.spread)
+        self.record_metric(mode, "gigpo/anchor_groups", float(credit.anchor_groups))
+        self.record_metric(mode, "gigpo/mean_group_size", credit.mean_group_size)
+        self.record_metric(mode, "gigpo/singleton_frac", credit.singleton_frac)
+        self.record_metric(mode, "gigpo/step_advantage_std", credit.spread)
         tokens = [token_advantages(row.offsets, row.answer_lengths, row.turn_advantages, width) for row in rows]
         return torch.tensor(tokens, dtype=episode_advantages.dtype, device=episode_advantages.device)

@@ -3,7 +3,9 @@
 - `args`: the r1_gui argument dataclasses, YAML + command-line parsing, checks of settings (coordinates, resume).
 - `data`: loading a builder dataset for training, its row checks, the model-specific prompt columns.
 - `model`: which models r1_gui trains, loading one.
-- `trainer`: `GUIGRPOTrainer` (a `trl.GRPOTrainer` subclass), the completions table, closing the wandb run.
+- `trainer`: `GUIGRPOBase` (what every r1_gui GRPO trainer includes, on `r1_gui.seam.grpo.GRPOSeam`) and
+  `GUIGRPOTrainer` (single-step), saving a run and closing its wandb run.
+- `completions_table`: the single-step trainer's table of screenshots, answers and rewards.
 - `repeated_prompts`: each distinct screenshot (and prompt) processed once per GRPO group.
 - `lora`: the default LoRA target modules (adapter folders are read by `r1_gui.checkpoints`).
 - `progress`: one short console line per logged step instead of the metrics dict.

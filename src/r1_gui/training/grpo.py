@@ -190,7 +190,8 @@ def parse_reward_kwargs(text: str | dict | None) -> dict | None:
 
 
 def grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs) -> dict:
-    """`trainer_inputs` and what every GUIGRPOTrainer (single-step or multi-turn) takes from the script arguments."""
+    """`trainer_inputs` and what every r1_gui GRPO trainer (`GUIGRPOBase`: single-step or multi-turn) takes from the
+    script arguments."""
     return {
         **trainer_inputs(model, training_args, dataset, processor, model_args),
         "reward_funcs": reward_funcs,
@@ -223,8 +224,9 @@ def single_step_trainer(script_args, training_args, model_args):
     from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.prompts import chat_template_kwargs
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
+    from r1_gui.training.completions_table import start_completions_table
     from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
-    from r1_gui.training.trainer import GUIGRPOTrainer, start_completions_table
+    from r1_gui.training.trainer import GUIGRPOTrainer
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():

@@ -10,7 +10,7 @@ time per step since the last line) and, at the end, one line with the run's time
 trainer_state.json's log_history, wandb or tensorboard (--report_to), and this module's logger at DEBUG.
 
     trainer = SFTTrainer(...)
-    show_step_lines(trainer)   # GUIGRPOTrainer calls it itself
+    show_step_lines(trainer)   # r1_gui's GRPO trainers (GUIGRPOBase) call it themselves
 """
 
 from __future__ import annotations

@@ -14,13 +14,14 @@ The helpers below do that work once per distinct screenshot or prompt and hand b
   each copy's gradient into the one encoder pass (the gradient of the full batch, up to float summation order).
 - `prefill_each_prompt_once(model)` makes `generate` run its prefill on the distinct prompts only and copy their
   cache and first logits to the repeats; every row then decodes (and samples) as before.
-- `micro_batches_of_whole_groups(group_size)`: trl shuffles the generation batch row by row before splitting it
+- `whole_groups_shuffled(batch, group_size)`: trl shuffles the generation batch row by row before splitting it
   into the loss pass's micro-batches (`--steps_per_generation` > 1), which scatters a screenshot's answers over
-  every micro-batch, and each micro-batch then encodes it again. Within the block whole groups are shuffled
-  instead, so a micro-batch holds as few screenshots as its size allows. The loss of a generation batch is a sum
-  over its micro-batches whichever rows each holds, for every loss type whose micro-batch terms are normalised by
-  the whole batch or by equal row counts (dapo, cispo, grpo, dr_grpo, ...); bnpo normalises by each micro-batch's
-  token count and `top_entropy_quantile` ranks within it, so there the (already random) partition has another law.
+  every micro-batch, and each micro-batch then encodes it again. The trainer shuffles whole groups instead
+  (`GUIGRPOTrainer.shuffle_generation_batch`), so a micro-batch holds as few screenshots as its size allows. The
+  loss of a generation batch is a sum over its micro-batches whichever rows each holds, for every loss type whose
+  micro-batch terms are normalised by the whole batch or by equal row counts (dapo, cispo, grpo, dr_grpo, ...);
+  bnpo normalises by each micro-batch's token count and `top_entropy_quantile` ranks within it, so there the
+  (already random) partition has another law.
 
 The processed pixels and image features are the same values. The prefill is the same computation on fewer rows; a
 matrix product over fewer rows may round its last bit differently on some backends (on the CPU machine the demo's
@@ -39,6 +40,8 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 from transformers.feature_extraction_utils import BatchFeature
+
+from r1_gui.seam.models import image_encoder, image_features_wrapped, keep_static_layers_static, prefill_wrapped
 
 QWEN_IMAGE_KEYS = {"pixel_values", "image_grid_thw"}
 
@@ -156,41 +159,12 @@ def distinct_images(pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> tuple
     return group_equal(len(chunks), fingerprints, lambda i, j: torch.equal(chunks[i], chunks[j]))
 
 
-def image_encoder(model: torch.nn.Module) -> torch.nn.Module | None:
-    """The module whose `get_image_features(pixel_values, image_grid_thw)` runs the vision tower (Qwen-VL's inner
-    model), found through wrappers (PEFT, DDP)."""
-    for module in model.modules():
-        if hasattr(module, "visual") and callable(getattr(module, "get_image_features", None)):
-            return module
-    return None
+def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False):
+    """Within the block (a context manager) the vision tower encodes each distinct image of a batch once: while
+    gradients are off, or also while they are on with `with_gradients=True` (the loss pass; each copy's gradient is
+    summed into the distinct image's features by autograd, as the full batch's encoder parameters would receive it)."""
 
-
-@contextlib.contextmanager
-def _method_replaced(owner: torch.nn.Module, name: str, replacement) -> Iterator[None]:
-    """Within the block, `owner.<name>` is `replacement` (an instance attribute); afterwards it is what it was."""
-    shadowed = owner.__dict__.get(name)
-    setattr(owner, name, replacement)
-    try:
-        yield
-    finally:
-        if shadowed is None:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, shadowed)
-
-
-@contextlib.contextmanager
-def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False) -> Iterator[None]:
-    """Within the block the vision tower encodes each distinct image of a batch once: while gradients are off, or
-    also while they are on with `with_gradients=True` (the loss pass; each copy's gradient is summed into the
-    distinct image's features by autograd, as the full batch's encoder parameters would receive it)."""
-    encoder = image_encoder(model)
-    if encoder is None:
-        yield
-        return
-    original = encoder.get_image_features
-
-    def get_image_features(pixel_values, image_grid_thw=None, **kwargs):
+    def get_image_features(original, pixel_values, image_grid_thw=None, **kwargs):
         skip = torch.is_grad_enabled() and not with_gradients
         if skip or image_grid_thw is None or kwargs.get("output_hidden_states"):
             return original(pixel_values, image_grid_thw, **kwargs)
@@ -213,8 +187,7 @@ def encode_each_image_once(model: torch.nn.Module, with_gradients: bool = False)
             output.last_hidden_state = torch.cat([parts[position] for position in inverse])
         return output
 
-    with _method_replaced(encoder, "get_image_features", get_image_features):
-        yield
+    return image_features_wrapped(model, get_image_features)
 
 
 # keys generate() passes to a Qwen-VL prefill; any other key leaves the prefill as it is
@@ -289,53 +262,42 @@ def prefill_each_prompt_once(model: torch.nn.Module) -> Iterator[None]:
     """Within the block, `generate` prefills each distinct prompt of a batch once and copies its cache and first
     logits to the repeats; decoding then runs on every row as before. Applies to Qwen-VL models generating from a
     fresh cache; other calls prefill as usual."""
-    generator = next((m for m in model.modules() if callable(getattr(m, "_prefill", None))), None)
-    if generator is None or image_encoder(model) is None:
+    if image_encoder(model) is None:
         yield
         return
-    original = generator._prefill
-
-    def _prefill(input_ids, generation_config, model_kwargs, *args, **kwargs):
-        plan = distinct_prompts(input_ids, model_kwargs)
-        if plan is None:
-            return original(input_ids, generation_config, model_kwargs, *args, **kwargs)
-        distinct, inverse, rows_images = plan
-        index = torch.tensor(distinct, device=input_ids.device)
-        subset = dict(model_kwargs)
-        for key in ("attention_mask", "mm_token_type_ids"):
-            if subset.get(key) is not None:
-                subset[key] = subset[key].index_select(0, index)
-        if subset.get("position_ids") is not None:
-            subset["position_ids"] = subset["position_ids"].index_select(1, index)
-        if "image" in (subset.get("mm_encoder_outputs") or {}):
-            encoded = subset["mm_encoder_outputs"]["image"]
-            kept = [i for row in distinct for i in rows_images[row]]
-            features = {"pooler_output": tuple(encoded.pooler_output[i] for i in kept)}
-            if getattr(encoded, "deepstack_features", None) is not None:  # Qwen3-VL: the same images' deepstack
-                features["deepstack_features"] = [tuple(layer[i] for i in kept) for layer in encoded.deepstack_features]
-            subset["mm_encoder_outputs"] = {"image": type(encoded)(**features)}
-        output = original(input_ids.index_select(0, index), generation_config, subset, *args, **kwargs)
-        expand = torch.tensor(inverse, device=input_ids.device)
-        output.logits = output.logits.index_select(0, expand)
-        cache = model_kwargs.get("past_key_values")
-        if cache is not None:
-            cache.reorder_cache(expand)
-            _keep_static_layers_static(cache)
-        return output
-
-    with _method_replaced(generator, "_prefill", _prefill):
+    with prefill_wrapped(model, prefill_distinct_prompts):
         yield
 
 
-def _keep_static_layers_static(cache) -> None:
-    """After `reorder_cache` copied a static cache's tensors to the full batch: the layers' batch size is the full
-    batch's, and the new tensors are marked as fixed addresses as the layer marks the ones it allocates, so a compiled
-    decode step (a CUDA graph) can update them in place rather than skip the graph for mutated inputs."""
-    for layer in getattr(cache, "layers", ()):
-        if getattr(layer, "is_compileable", False) and getattr(layer, "is_initialized", False):
-            layer.batch_size = layer.keys.shape[0]
-            torch._dynamo.mark_static_address(layer.keys)
-            torch._dynamo.mark_static_address(layer.values)
+def prefill_distinct_prompts(prefill, input_ids, generation_config, model_kwargs, *args, **kwargs):
+    """`generate`'s prefill (``prefill``, the model's own) on the batch's distinct prompts, its cache and first logits
+    copied to the repeats; the whole batch's prefill where `distinct_prompts` finds no plan."""
+    plan = distinct_prompts(input_ids, model_kwargs)
+    if plan is None:
+        return prefill(input_ids, generation_config, model_kwargs, *args, **kwargs)
+    distinct, inverse, rows_images = plan
+    index = torch.tensor(distinct, device=input_ids.device)
+    subset = dict(model_kwargs)
+    for key in ("attention_mask", "mm_token_type_ids"):
+        if subset.get(key) is not None:
+            subset[key] = subset[key].index_select(0, index)
+    if subset.get("position_ids") is not None:
+        subset["position_ids"] = subset["position_ids"].index_select(1, index)
+    if "image" in (subset.get("mm_encoder_outputs") or {}):
+        encoded = subset["mm_encoder_outputs"]["image"]
+        kept = [i for row in distinct for i in rows_images[row]]
+        features = {"pooler_output": tuple(encoded.pooler_output[i] for i in kept)}
+        if getattr(encoded, "deepstack_features", None) is not None:  # Qwen3-VL: the same images' deepstack
+            features["deepstack_features"] = [tuple(layer[i] for i in kept) for layer in encoded.deepstack_features]
+        subset["mm_encoder_outputs"] = {"image": type(encoded)(**features)}
+    output = prefill(input_ids.index_select(0, index), generation_config, subset, *args, **kwargs)
+    expand = torch.tensor(inverse, device=input_ids.device)
+    output.logits = output.logits.index_select(0, expand)
+    cache = model_kwargs.get("past_key_values")
+    if cache is not None:
+        cache.reorder_cache(expand)
+        keep_static_layers_static(cache)
+    return output
 
 
 def whole_groups_shuffled(batch: dict, group_size: int) -> dict | None:
@@ -378,23 +340,3 @@ def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and torch.equal(a, b)
     return a == b
-
-
-@contextlib.contextmanager
-def micro_batches_of_whole_groups(group_size: int) -> Iterator[None]:
-    """Within the block, trl's GRPO trainer shuffles a generation batch by whole groups of ``group_size`` rows
-    (`whole_groups_shuffled`) before splitting it into micro-batches; where the batch is not made of such groups,
-    row by row as trl does."""
-    from trl.trainer import grpo_trainer
-
-    original = grpo_trainer.shuffle_sequence_dict
-
-    def shuffle(batch):
-        shuffled = whole_groups_shuffled(batch, group_size)
-        return original(batch) if shuffled is None else shuffled
-
-    grpo_trainer.shuffle_sequence_dict = shuffle
-    try:
-        yield
-    finally:
-        grpo_trainer.shuffle_sequence_dict = original

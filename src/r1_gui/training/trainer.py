@@ -1,104 +1,84 @@
-"""GUIGRPOTrainer: trl.GRPOTrainer for GUI agents, with GUI metrics and a completions table that shows screenshots.
+"""r1_gui's GRPO trainers for GUI agents: what they share (`GUIGRPOBase`) and the single-step one (`GUIGRPOTrainer`).
 
-Written against trl 1.16.0 (the version pyproject.toml pins); each override below names the parent hook it wraps.
+Written against trl 1.16.0 (the version pyproject.toml pins). trl's private hooks are reached through
+`r1_gui.seam.grpo.GRPOSeam`, under public names; each override below names the hook it overrides. The two trainers,
+`GUIGRPOTrainer` (a dataset of screenshots, one answer per row) and `r1_gui.multi_turn.trainer.MultiTurnGRPOTrainer`
+(episodes in an environment), are siblings: each includes `GUIGRPOBase`'s features and adds its own, and neither
+switches off a feature of the other.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-import shutil
-from pathlib import Path
 
 import torch
 from accelerate.utils import gather_object
-from trl import GRPOTrainer
-from trl.trainer.utils import split_pixel_values_by_grid, unsplit_pixel_values_by_grid
 
 from r1_gui.actions import completion_text, extract_action
 from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
-from r1_gui.training.args import checkpoint_step, interrupt_keeps_checkpoints
+from r1_gui.seam.grpo import GRPOSeam, join_images, split_images_by_row
+from r1_gui.training.args import interrupt_keeps_checkpoints
+from r1_gui.training.completions_table import CompletionsTable
 from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
     cached_image_processor,
     encode_each_image_once,
-    micro_batches_of_whole_groups,
     prefill_each_prompt_once,
+    whole_groups_shuffled,
 )
 from r1_gui.training.resume import ResumesCheckpoints, resolve_checkpoint
 from r1_gui.training.weight_average import TailWeightAverage
-from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)
 
 
-class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
-    """`trl.GRPOTrainer` for GUI agents. What differs from the parent, and nothing else:
+class GUIGRPOBase(ResumesCheckpoints, GRPOSeam):
+    """What every r1_gui GRPO trainer includes; `GUIGRPOTrainer` and `MultiTurnGRPOTrainer` build on it. What differs
+    from `trl.GRPOTrainer`, and nothing else:
 
     1. Stopping (in `__init__`): the completion ends at the prompt style's stop token. For the aguvis style that is
        `<|diff_marker|>`, which closes the os-channel code; the parent stops at `<|im_end|>`, which in Aguvis closes
        the *plan*, so the action would be cut off. The same ids mask the completion for the loss.
-    2. Metrics (in `_calculate_rewards`, after the parent computed and gathered the rewards): every reward's mean per
-       ground-truth action type (`rewards/<name>/<type>`), the fraction of completions whose action parses
-       (`completions/parse_rate`) and the fraction of prompt groups whose weighted rewards are all equal
-       (`groups/no_signal_frac`, groups that teach nothing). They are computed from the rewards the parent already
-       gathered across processes, so every process logs the same value. trl's public hook for this, the
-       `log_metric` callable it passes to reward functions, is not used: it averages per-process values, which
-       for a per-type mean weights the processes equally rather than the completions, and would need every
-       reward function wrapped. trl's `frac_reward_zero_std` is close to `groups/no_signal_frac` but not the same:
-       trl's is over the nan-aware reward std (`isclose` to 0) per group with `scale_rewards` "group" or "none",
-       but over the whole batch with "batch" or `multi_objective_aggregation="normalize_then_sum"` (then 0 or 1);
-       ours is always per group, from the weighted sum with a completion that every reward skipped (all None)
-       counted as 0 (`no_signal_fraction`). Both are taken before `skip_no_signal` drops anything.
-    3. Completions table (in `log`): every `completions_table_steps` steps, a table with the screenshot (ground-truth
-       point/box in green, prediction in red), the instruction, the completion and its rewards, saved as PNG + JSON
-       lines under `output_dir/completions_table/` and logged to wandb when wandb is on. The parent's own completion
-       logging crashes under wandb with image prompts (trl 1.16), so it is switched off for image datasets.
-       One table per run: `start_completions_table` (called before training) removes the table a previous run
-       left in output_dir, or for a resumed run the rows from its checkpoint's step on.
-
-    4. Padding (in `__init__`): the processor's tokenizer pads on the left. trl left-pads the prompt ids itself but
+    2. Padding (in `__init__`): the processor's tokenizer pads on the left. trl left-pads the prompt ids itself but
        takes `mm_token_type_ids` from a processor call that pads on the tokenizer's side; with right padding (the
        default of many Qwen tokenizers) those types no longer line up with the prompt ids when prompts in a batch
        differ in length, and Qwen's 3D rope index fails ("shape mismatch") or silently misplaces the image.
-    5. No-signal completions (in `_compute_loss`): completions whose advantage is 0 (their prompt group's rewards are
-       all equal) add nothing to the policy gradient, yet the parent runs the forward and backward pass on them. With
-       `skip_no_signal=True` they are left out of that pass where the gradient stays exactly the same: beta 0 and a
-       loss whose normalizer counts the whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy
-       bonus or MoE load-balancing loss. Otherwise every completion is kept and the log says why. The logged
-       `entropy` and `clip_ratio/*` are then over the completions that carry signal.
-    6. Repeated prompts (in `_generate_and_score_completions`): the parent repeats each prompt `num_generations`
-       times, so every copy of its screenshot goes through the image processor twice per step and through the
-       vision tower in generation, and generation prefills every copy. With `dedupe_images=True` each distinct
-       screenshot is processed once per step, encoded once and each distinct prompt prefilled once per generation
-       batch (`r1_gui.training.repeated_prompts`); the tensors are the same (up to float rounding of the smaller prefill).
-       In the loss pass (in `_compute_loss`) the vision tower likewise encodes each distinct screenshot of the
-       micro-batch once, with gradients: the copies index the same features, so autograd sums their gradients
-       (the parent's gradient up to float summation order). And where the loss pass runs in several micro-batches
-       (`steps_per_generation` > 1; in `_prepare_inputs`), the generation batch is shuffled by whole groups
-       instead of row by row before it is split, so a micro-batch holds few screenshots rather than a scatter of
-       every one (`micro_batches_of_whole_groups`; the same summed loss for the loss types whose micro-batch
-       terms are normalised by the whole batch or by equal row counts).
-
-    7. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
+    3. No-signal completions (decided in `__init__`; `rows_with_signal`, which each trainer's `policy_loss` calls
+       once): completions whose advantage is 0 (their group's rewards are all equal) add nothing to the policy
+       gradient, yet the parent runs the forward and backward pass on them. With `skip_no_signal=True` they are left
+       out of that pass where the gradient stays exactly the same: beta 0 and a loss whose normalizer counts the
+       whole generation batch (`dapo`, `cispo`), with no entropy mask, entropy bonus or MoE load-balancing loss.
+       Otherwise every completion is kept and the log says why. The logged `entropy` and `clip_ratio/*` are then
+       over the completions that carry signal.
+    4. Reward metrics (`log_rewards_by`, `log_no_signal_groups`, which each trainer's `score_completions` calls with
+       the rewards the parent computed and gathered across processes, so every process logs the same value): each
+       reward's mean per label of the rows (`rewards/<name>/<label>`: the action type, or the episode's task) and the
+       fraction of groups whose weighted rewards are all equal (`groups/no_signal_frac`, groups that teach nothing).
+       trl's public hook for this, the `log_metric` callable it passes to reward functions, is not used: it averages
+       per-process values, which for a per-label mean weights the processes equally rather than the completions, and
+       would need every reward function wrapped. trl's `frac_reward_zero_std` is close to `groups/no_signal_frac`
+       but not the same: trl's is over the nan-aware reward std (`isclose` to 0) per group with `scale_rewards`
+       "group" or "none", but over the whole batch with "batch" or `multi_objective_aggregation="normalize_then_sum"`
+       (then 0 or 1); ours is always per group, from the weighted sum with a completion that every reward skipped
+       (all None) counted as 0 (`no_signal_fraction`). Both are taken before `skip_no_signal` drops anything.
+    5. Console (in `__init__`): one short line per logged step (reward, success, loss, time per step) above the
        progress bar instead of the parent's whole metrics dict (`r1_gui.training.progress`); the metrics themselves
        are logged as before.
-    8. Saved weights (in `__init__` and `train`): with `average_last_steps` N > 0 (GUIGRPOConfig) the model holds the
+    6. Saved weights (in `__init__` and `train`): with `average_last_steps` N > 0 (GUIGRPOConfig) the model holds the
        mean of its trainable weights after each of the last N optimizer steps when training ends, so the run saves
        that mean (`r1_gui.training.weight_average`); `train` tells it which checkpoint a run resumes from.
-    9. Resuming (`r1_gui.training.resume.ResumesCheckpoints`, shared with SFT): a checkpoint's weights are read as
+    7. Resuming (`r1_gui.training.resume.ResumesCheckpoints`, shared with SFT): a checkpoint's weights are read as
        `from_pretrained` reads them, and a run resumed at `max_steps` runs no further step.
-    10. Compiled generation (in `__init__`): with `generation_compile=True` (or GUIGRPOConfig's `generation_compile`)
+    8. Compiled generation (in `__init__`): with `generation_compile=True` (or GUIGRPOConfig's `generation_compile`)
        HF generation runs on a static KV cache with a compiled decode step (`r1_gui.compiled_generation`); the
        parent builds its GenerationConfig with `disable_compile=True`, so its `cache_implementation="static"` alone
        runs uncompiled. Where it cannot apply (vLLM, ZeRO-3, FSDP, a model not marked compilable) one log line says
-       why and generation is the parent's. Each generation (in `_generate_single_turn`) sizes the static cache in
-       buckets of tokens (`static_cache_length`), so prompts of other lengths do not recompile the decode step.
+       why and generation is the parent's. Each generation (in `generate_turn`) sizes the static cache in buckets
+       of tokens (`static_cache_length`), so prompts of other lengths do not recompile the decode step.
 
-    Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
-    `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
+    Args (besides trl's): prompt_style (whose stop token ends a completion), coordinates (how completions give
+    points: normalized or pixel), skip_no_signal, generation_compile (None: GUIGRPOConfig's).
     """
 
     def __init__(
@@ -106,21 +86,14 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         *args,
         prompt_style: str = "aguvis",
         coordinates: str = "normalized",
-        completions_table_steps: int = 50,
-        completions_table_rows: int = 8,
         skip_no_signal: bool = True,
-        dedupe_images: bool = True,
         generation_compile: bool | None = None,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
-        self._tokenizer.padding_side = "left"
+        self.text_tokenizer.padding_side = "left"
         self.prompt_style = prompt_style
         self.coordinates = coordinates
-        self.completions_table_steps = completions_table_steps
-        self.completions_table_rows = completions_table_rows
-        self._table_rows: list[dict] = []
-        self._last_table_step = -1
         self._use_style_stop_token()
         self._compiled_generation = False
         if generation_compile is None:
@@ -129,26 +102,17 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             self._use_compiled_generation()
         blocker = self._no_signal_skip_blocker() if skip_no_signal else None
         self.skip_no_signal = skip_no_signal and blocker is None
-        self.dedupe_images = dedupe_images
         if blocker:
             logger.info("every completion goes through the loss pass: %s", blocker)
-        if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
-            logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
-            self.log_completions = False
         show_step_lines(self)
         self.weight_average = None
         if getattr(self.args, "average_last_steps", 0):
             self.weight_average = TailWeightAverage(self.args.average_last_steps)
             self.add_callback(self.weight_average)
 
-    # -- 8. saved weights -------------------------------------------------------------------------------------
-    def train(self, resume_from_checkpoint=None, *args, **kwargs):
-        if self.weight_average is not None:
-            self.weight_average.resume_from = resolve_checkpoint(resume_from_checkpoint, self.args.output_dir)
-        return super().train(resume_from_checkpoint, *args, **kwargs)
-
+    # -- 1. stopping --------------------------------------------------------------------------------------------
     def _use_style_stop_token(self) -> None:
-        stop_ids = stop_token_ids(self._tokenizer, self.prompt_style)
+        stop_ids = stop_token_ids(self.text_tokenizer, self.prompt_style)
         self.eos_token_ids = stop_ids
         if self.use_vllm:
             extra = {"stop_token_ids": stop_ids, "ignore_eos": self.prompt_style == "aguvis"}
@@ -157,115 +121,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             self.generation_config.eos_token_id = stop_ids
             self.generation_kwargs["eos_token_id"] = stop_ids
 
-    # -- 2. metrics -------------------------------------------------------------------------------------------
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        mode = "train" if self.model.training else "eval"
-        texts = [completion_text(c) for c in completions]
-        parsed = [
-            extract_action(text, coordinates=self.coordinates, image_size=row.get("screen_size"))
-            for text, row in zip(texts, inputs, strict=True)
-        ]
-        action_types = gather_object([str(row.get("action", "unknown")) for row in inputs])
-        parse_ok = gather_object([action is not None for action in parsed])
-        self._metrics[mode]["completions/parse_rate"].append(sum(parse_ok) / max(1, len(parse_ok)))
-        self._log_per_type_rewards(mode, rewards_per_func, action_types)
-        self._log_no_signal_groups(mode, rewards_per_func)
-        if mode == "train" and self._table_due():
-            self._collect_table_rows(inputs, texts, parsed, rewards_per_func)
-        return rewards_per_func
-
-    def _log_per_type_rewards(self, mode: str, rewards_per_func: torch.Tensor, action_types: list[str]) -> None:
-        rewards = rewards_per_func.cpu()
-        for action_type in sorted(set(action_types)):
-            rows = torch.tensor([t == action_type for t in action_types])
-            for i, name in enumerate(self.reward_func_names):
-                values = rewards[rows, i]
-                values = values[~torch.isnan(values)]
-                if len(values):
-                    self._metrics[mode][f"rewards/{name}/{action_type}"].append(values.mean().item())
-
-    def _log_no_signal_groups(self, mode: str, rewards_per_func: torch.Tensor) -> None:
-        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        fraction = no_signal_fraction(rewards_per_func, self.reward_weights, num_generations)
-        self._metrics[mode]["groups/no_signal_frac"].append(fraction)
-
-    # -- 3. completions table ---------------------------------------------------------------------------------
-    def _table_due(self) -> bool:
-        if self.completions_table_steps <= 0 or not self.accelerator.is_main_process:
-            return False
-        step = self.state.global_step
-        return self._last_table_step < 0 or step - self._last_table_step >= self.completions_table_steps
-
-    def _collect_table_rows(self, inputs, texts, parsed, rewards_per_func) -> None:
-        """Keep this process's first rows (whole prompt groups) for the next log call."""
-        local = rewards_per_func[self.accelerator.process_index * len(inputs) :][: len(inputs)].cpu().tolist()
-        self._last_table_step = self.state.global_step
-        self._table_rows = []
-        for row, text, prediction, rewards in list(zip(inputs, texts, parsed, local, strict=True))[
-            : self.completions_table_rows
-        ]:
-            self._table_rows.append(
-                {
-                    "row": row,
-                    "completion": text,
-                    "prediction": prediction,
-                    "rewards": {
-                        n: (None if math.isnan(r) else r) for n, r in zip(self.reward_func_names, rewards, strict=True)
-                    },
-                }
-            )
-
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        # The table goes to wandb uncommitted before the parent logs, so it is committed with this step's metrics
-        # row rather than left pending for whatever wandb.log call comes next (none may come before the run ends).
-        if self._table_rows and self.accelerator.is_main_process:
-            self._write_table(self._table_rows, self._last_table_step)
-            self._table_rows = []
-        super().log(logs, start_time)
-
-    def _write_table(self, table_rows: list[dict], step: int) -> None:
-        folder = Path(self.args.output_dir) / "completions_table" / f"step_{step:06d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        records, pictures = [], []
-        for index, entry in enumerate(table_rows):
-            row = entry["row"]
-            ground_truth = extract_action(row.get("solution", ""), coordinates="normalized")
-            picture = draw_actions(_as_pil(row["image"]), ground_truth, entry["prediction"], row.get("bbox"))
-            picture_path = folder / f"{index:02d}.png"
-            picture.save(picture_path)
-            pictures.append(picture)
-            records.append(
-                {
-                    "step": step,
-                    "id": row.get("id"),
-                    "image": str(picture_path),
-                    "instruction": row.get("instruction", row.get("problem", "")),
-                    "solution": row.get("solution"),
-                    "completion": entry["completion"],
-                    "prediction": entry["prediction"].to_dict() if entry["prediction"] else None,
-                    **{f"reward/{name}": value for name, value in entry["rewards"].items()},
-                }
-            )
-        with open(folder.parent / "completions.jsonl", "a") as handle:
-            for record in records:
-                handle.write(json.dumps(record) + "\n")
-        self._log_table_to_wandb(records, pictures)
-
-    def _log_table_to_wandb(self, records: list[dict], pictures: list) -> None:
-        if not self.args.report_to or "wandb" not in self.args.report_to:
-            return
-        import wandb
-
-        if wandb.run is None:
-            return
-        columns = [key for key in records[0] if key != "image"]
-        table = wandb.Table(columns=["screenshot", *columns])
-        for record, picture in zip(records, pictures, strict=True):
-            table.add_data(wandb.Image(picture), *[_cell(record[c]) for c in columns])
-        wandb.log({"completions_table": table}, commit=False)
-
-    # -- 5. no-signal completions -----------------------------------------------------------------------------
+    # -- 3. no-signal completions -------------------------------------------------------------------------------
     def _no_signal_skip_blocker(self) -> str | None:
         """Why leaving zero-advantage completions out would change the gradient; None when it would not."""
         if self.beta != 0.0:
@@ -274,38 +130,43 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             return f"loss_type={self.loss_type} normalizes by the completions in the micro-batch"
         if self.top_entropy_quantile < 1.0:
             return "top_entropy_quantile < 1 ranks entropies across the micro-batch"
-        if self._entropy_bonus_enabled:
+        if self.entropy_bonus_enabled:
             return "the entropy bonus acts on every completion"
         if self.aux_loss_enabled:
             return "the MoE load-balancing loss averages over the micro-batch"
         return None
 
-    def _compute_loss(self, model, inputs):
+    def rows_with_signal(self, inputs: dict) -> dict:
+        """The micro-batch the loss pass runs on: without its zero-advantage rows when `skip_no_signal` holds and the
+        model trains (`drop_rows_without_signal`), else as it is."""
         if self.skip_no_signal and self.model.training:
-            inputs = drop_rows_without_signal(inputs)
-        if not self.dedupe_images:
-            return super()._compute_loss(model, inputs)
-        with encode_each_image_once(model, with_gradients=True):
-            return super()._compute_loss(model, inputs)
+            return drop_rows_without_signal(inputs)
+        return inputs
 
-    # -- 6. repeated prompts ---------------------------------------------------------------------------------
-    def _generate_and_score_completions(self, inputs):
-        if not self.dedupe_images:
-            return super()._generate_and_score_completions(inputs)
-        with (
-            cached_image_processor(self.processing_class),
-            encode_each_image_once(self.model),
-            prefill_each_prompt_once(self.model),
-        ):
-            return super()._generate_and_score_completions(inputs)
+    # -- 4. reward metrics --------------------------------------------------------------------------------------
+    def log_rewards_by(self, mode: str, rewards_per_func: torch.Tensor, labels: list[str]) -> None:
+        """Each reward's mean over the gathered rows of each label (`rewards/<name>/<label>`), NaN (None) left out."""
+        rewards = rewards_per_func.cpu()
+        for label in sorted(set(labels)):
+            rows = torch.tensor([t == label for t in labels])
+            for i, name in enumerate(self.reward_func_names):
+                values = rewards[rows, i]
+                values = values[~torch.isnan(values)]
+                if len(values):
+                    self.record_metric(mode, f"rewards/{name}/{label}", values.mean().item())
 
-    def _prepare_inputs(self, generation_batch):
-        if not self.dedupe_images or self.args.steps_per_generation == 1:
-            return super()._prepare_inputs(generation_batch)
-        with micro_batches_of_whole_groups(self.num_generations):  # each micro-batch: as few screenshots as it can
-            return super()._prepare_inputs(generation_batch)
+    def log_no_signal_groups(self, mode: str, rewards_per_func: torch.Tensor) -> None:
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        fraction = no_signal_fraction(rewards_per_func, self.reward_weights, num_generations)
+        self.record_metric(mode, "groups/no_signal_frac", fraction)
 
-    # -- 10. compiled generation -------------------------------------------------------------------------------
+    # -- 6. saved weights ---------------------------------------------------------------------------------------
+    def train(self, resume_from_checkpoint=None, *args, **kwargs):
+        if self.weight_average is not None:
+            self.weight_average.resume_from = resolve_checkpoint(resume_from_checkpoint, self.args.output_dir)
+        return super().train(resume_from_checkpoint, *args, **kwargs)
+
+    # -- 8. compiled generation ---------------------------------------------------------------------------------
     def _use_compiled_generation(self) -> None:
         from r1_gui.compiled_generation import (
             check_cache_implementation,
@@ -318,8 +179,7 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
         backend = "vllm" if self.use_vllm else "hf"
         if not self.use_vllm and self.use_transformers_continuous_batching:
             backend = "transformers' continuous batching"
-        sharded = "DeepSpeed ZeRO-3" if self._dist.is_zero3 else "FSDP" if self._dist.is_fsdp else None
-        blocker = generation_compile_blocker(self.model, sharded=sharded, backend=backend)
+        blocker = generation_compile_blocker(self.model, sharded=self.weight_sharding, backend=backend)
         if report(blocker, "training's generation"):
             settings = generation_compile_settings(self.accelerator.device.type)
             for name, value in settings.items():
@@ -327,14 +187,114 @@ class GUIGRPOTrainer(ResumesCheckpoints, GRPOTrainer):
             self.generation_kwargs.update(settings)
             self._compiled_generation = True
 
-    def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+    def generate_turn(self, prompt_ids, *args, **kwargs):
         if self._compiled_generation:  # the static cache's length in buckets (fewer recompiles)
             from r1_gui.compiled_generation import static_cache_length
 
             multiple = self.pad_to_multiple_of or 1
             longest = -(-max(len(ids) for ids in prompt_ids) // multiple) * multiple
             self.generation_config.max_cache_len = static_cache_length(longest, self.generation_config.max_new_tokens)
-        return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+        return super().generate_turn(prompt_ids, *args, **kwargs)
+
+
+class GUIGRPOTrainer(GUIGRPOBase):
+    """`trl.GRPOTrainer` on a dataset of screenshots, one answer per row. It includes everything of `GUIGRPOBase`
+    (stopping, padding, the no-signal skip, reward metrics, console, saved weights, resuming, compiled generation),
+    and adds:
+
+    1. Metrics (in `score_completions`): the reward means per ground-truth action type (`rewards/<name>/<type>`), the
+       fraction of completions whose action parses (`completions/parse_rate`) and `groups/no_signal_frac`.
+    2. Completions table (`r1_gui.training.completions_table.CompletionsTable`; rows kept in `score_completions`,
+       written in `log`): every `completions_table_steps` steps, a table with the screenshot (ground-truth point/box
+       in green, prediction in red), the instruction, the completion and its rewards, under
+       `output_dir/completions_table/` and to wandb when wandb is on. The parent's own completion logging crashes
+       under wandb with image prompts (trl 1.16), so it is switched off for image datasets.
+    3. Repeated prompts (with `dedupe_images=True`; in `generate_and_score`, `policy_loss` and
+       `shuffle_generation_batch`): the parent repeats each prompt `num_generations` times, so every copy of its
+       screenshot goes through the image processor twice per step and through the vision tower in generation, and
+       generation prefills every copy. Here each distinct screenshot is processed once per step, encoded once and
+       each distinct prompt prefilled once per generation batch (`r1_gui.training.repeated_prompts`); the tensors
+       are the same (up to float rounding of the smaller prefill). In the loss pass the vision tower likewise encodes
+       each distinct screenshot of the micro-batch once, with gradients: the copies index the same features, so
+       autograd sums their gradients (the parent's gradient up to float summation order). And where the loss pass
+       runs in several micro-batches (`steps_per_generation` > 1), the generation batch is shuffled by whole groups
+       instead of row by row before it is split, so a micro-batch holds few screenshots rather than a scatter of
+       every one (`whole_groups_shuffled`; the same summed loss for the loss types whose micro-batch terms are
+       normalised by the whole batch or by equal row counts).
+    4. The no-signal skip (`GUIGRPOBase` 3) in its `policy_loss`.
+
+    Rewards receive the dataset's columns as TRL passes them: each completion is scored against its own row's
+    `image`, `solution`, `bbox` and `screen_size`, whatever the per-device batch size.
+    """
+
+    def __init__(
+        self,
+        *args,
+        completions_table_steps: int = 50,
+        completions_table_rows: int = 8,
+        dedupe_images: bool = True,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.completions_table = CompletionsTable(completions_table_steps, completions_table_rows)
+        self.dedupe_images = dedupe_images
+        if self.log_completions and self.train_dataset is not None and "image" in self.train_dataset.column_names:
+            logger.info("trl's completion logging is replaced by r1_gui's completions table (it crashes on images)")
+            self.log_completions = False
+
+    # -- 1. metrics, 2. the table's rows --------------------------------------------------------------------------
+    def score_completions(self, inputs, prompts, completions, completion_ids_list):
+        rewards_per_func = super().score_completions(inputs, prompts, completions, completion_ids_list)
+        mode = "train" if self.model.training else "eval"
+        texts = [completion_text(c) for c in completions]
+        parsed = [
+            extract_action(text, coordinates=self.coordinates, image_size=row.get("screen_size"))
+            for text, row in zip(texts, inputs, strict=True)
+        ]
+        action_types = gather_object([str(row.get("action", "unknown")) for row in inputs])
+        parse_ok = gather_object([action is not None for action in parsed])
+        self.record_metric(mode, "completions/parse_rate", sum(parse_ok) / max(1, len(parse_ok)))
+        self.log_rewards_by(mode, rewards_per_func, action_types)
+        self.log_no_signal_groups(mode, rewards_per_func)
+        step = self.state.global_step
+        if mode == "train" and self.completions_table.due(step, self.accelerator.is_main_process):
+            # this process's rows of the gathered rewards
+            local = rewards_per_func[self.accelerator.process_index * len(inputs) :][: len(inputs)].cpu().tolist()
+            self.completions_table.collect(step, inputs, texts, parsed, local, self.reward_func_names)
+        return rewards_per_func
+
+    # -- 2. the table, written --------------------------------------------------------------------------------
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        # The table goes to wandb uncommitted before the parent logs, so it is committed with this step's metrics
+        # row rather than left pending for whatever wandb.log call comes next (none may come before the run ends).
+        if self.accelerator.is_main_process:
+            self.completions_table.write_pending(self.args.output_dir, self.args.report_to)
+        super().log(logs, start_time)
+
+    # -- 3. repeated prompts, 4. no-signal completions -----------------------------------------------------------
+    def generate_and_score(self, inputs):
+        if not self.dedupe_images:
+            return super().generate_and_score(inputs)
+        with (
+            cached_image_processor(self.processing_class),
+            encode_each_image_once(self.model),
+            prefill_each_prompt_once(self.model),
+        ):
+            return super().generate_and_score(inputs)
+
+    def policy_loss(self, model, inputs):
+        inputs = self.rows_with_signal(inputs)
+        if not self.dedupe_images:
+            return super().policy_loss(model, inputs)
+        with encode_each_image_once(model, with_gradients=True):
+            return super().policy_loss(model, inputs)
+
+    def shuffle_generation_batch(self, batch):
+        if not self.dedupe_images or self.args.steps_per_generation == 1:
+            return super().shuffle_generation_batch(batch)
+        # each micro-batch: as few screenshots as it can; rows as trl shuffles them where the batch is not whole groups
+        shuffled = whole_groups_shuffled(batch, self.num_generations)
+        return super().shuffle_generation_batch(batch) if shuffled is None else shuffled
 
 
 def no_signal_fraction(rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int) -> float:
@@ -357,7 +317,7 @@ def drop_rows_without_signal(inputs: dict) -> dict:
     if bool(signal.all()):
         return inputs
     keep = signal.nonzero().flatten().tolist() or [0]
-    split = split_pixel_values_by_grid(inputs)
+    split = split_images_by_row(inputs)
     if "pixel_values" in split and not isinstance(split["pixel_values"], list):
         return inputs
     index = torch.tensor(keep, device=advantages.device)
@@ -369,60 +329,7 @@ def drop_rows_without_signal(inputs: dict) -> dict:
             kept[key] = [value[i] for i in keep]
         else:
             kept[key] = value
-    return unsplit_pixel_values_by_grid(kept)
-
-
-def start_completions_table(output_dir: str, resume_from_checkpoint: str | None) -> None:
-    """Before a run: the completions table of output_dir keeps only the rows before the step the run starts at
-    (none for a run from step 0). A run from step 0 into a folder that holds a previous run warns."""
-    start = 0 if not resume_from_checkpoint else checkpoint_step(resume_from_checkpoint)
-    if start == 0 and _holds_a_run(Path(output_dir)):
-        logger.warning(
-            "%s holds a previous run; this one starts at step 0, replaces its completions table now and its model "
-            "when it ends (its checkpoint-N folders stay; --resume_from_checkpoint continues a run)",
-            output_dir,
-        )
-    keep_table_rows_before(Path(output_dir) / "completions_table", start)
-
-
-def keep_table_rows_before(folder: Path, step: int) -> None:
-    """Remove the completions table's rows and step folders from ``step`` on (all of them for step 0), and a line
-    cut short by a crash."""
-    table = folder / "completions.jsonl"
-    if table.is_file():
-        kept = [line for line in table.read_text().splitlines(keepends=True) if _table_row_step(line) < step]
-        table.write_text("".join(kept))
-    for step_folder in folder.glob("step_*"):
-        if step_folder.is_dir() and int(step_folder.name.removeprefix("step_")) >= step:
-            shutil.rmtree(step_folder)
-
-
-def _table_row_step(line: str) -> float:
-    try:
-        return json.loads(line)["step"]
-    except (ValueError, KeyError, TypeError):
-        return math.inf
-
-
-def _holds_a_run(folder: Path) -> bool:
-    return (folder / "trainer_state.json").is_file() or any(folder.glob("checkpoint-*"))
-
-
-def _cell(value):
-    """wandb.Table cells must have one type per column: structured values go in as JSON text."""
-    return json.dumps(value) if isinstance(value, (dict, list)) else value
-
-
-def _as_pil(image):
-    from PIL import Image
-
-    if isinstance(image, Image.Image):
-        return image
-    if isinstance(image, dict):
-        import io
-
-        return Image.open(image["path"]) if image.get("path") else Image.open(io.BytesIO(image["bytes"]))
-    return Image.open(image)
+    return join_images(kept)
 
 
 def train_and_save(trainer, resume: str | None, logger: logging.Logger) -> None:

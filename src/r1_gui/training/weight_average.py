@@ -34,7 +34,7 @@ def trainable_parameters(model) -> list[tuple[str, torch.nn.Parameter]]:
 class TailWeightAverage(TrainerCallback):
     """Sums the trainable weights after each of the last `steps` optimizer steps; at the end of training the model
     holds their mean, which the run then saves. `resume_from` is the checkpoint folder the run resumes from (set by
-    GUIGRPOTrainer.train), where a run resumed inside the tail finds the sums so far."""
+    GUIGRPOBase.train), where a run resumed inside the tail finds the sums so far."""
 
     def __init__(self, steps: int):
         if steps < 1:
