@@ -31,7 +31,7 @@ from transformers.video_processing_utils import BaseVideoProcessor
 
 from r1_gui.actions import check_pixel_bounds
 from r1_gui.checkpoints import config_folder
-from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
+from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES, folder_model_type
 from r1_gui.paths import resolve_model_path
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class GUIVLProcessor(Qwen2VLProcessor):
             image_processor=image_processor,
             tokenizer=tokenizer,
             chat_template=_read_chat_template(path) or getattr(tokenizer, "chat_template", None),
-            model_type=model_type or _model_type(path),
+            model_type=model_type or folder_model_type(path),
         )
 
 
@@ -120,13 +120,6 @@ def _read_chat_template(path: Path) -> str | None:
             if template:
                 return template
     return None
-
-
-def _model_type(path: Path) -> str | None:
-    config = path / "config.json"
-    if not config.is_file():
-        return None
-    return json.loads(config.read_text()).get("model_type")
 
 
 @functools.cache
@@ -165,7 +158,7 @@ def load_processor(
     tokenizer's pad side (left for batched generation).
     """
     path = resolve_model_path(model_name_or_path)
-    model_type = _model_type(config_folder(path))  # a LoRA adapter folder: its base model's type
+    model_type = folder_model_type(config_folder(path))  # a LoRA adapter folder: its base model's type
     if model_type not in MODEL_TYPES:
         raise ValueError(
             f"{model_name_or_path} is not a Qwen-VL model folder: config.json has model_type {model_type!r}, "

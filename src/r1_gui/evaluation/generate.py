@@ -20,7 +20,6 @@ applied on top of it. torch, transformers and vllm are imported when a generator
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.protocol import log_warnings, resolve_image_settings
 from r1_gui.evaluation.samples import screen_size
 from r1_gui.gui_datasets import open_screenshot
+from r1_gui.model_types import folder_model_type
 from r1_gui.prompts import (
     PROMPT_STYLE_CHOICES,
     attach_image,
@@ -99,8 +99,7 @@ def add_pixel_arguments(parser) -> None:
 
 def model_type_of(model_name_or_path: str | Path) -> str | None:
     """config.json's model_type of a local folder (Hub ids go through the cache), read without importing torch."""
-    config = config_folder(model_name_or_path) / "config.json"  # a LoRA adapter's: its base model's
-    return json.loads(config.read_text()).get("model_type") if config.is_file() else None
+    return folder_model_type(config_folder(model_name_or_path))  # a LoRA adapter's: its base model's
 
 
 def resolve_coordinates(coordinates: str, model_type: str | None, prompt_style: str) -> str:

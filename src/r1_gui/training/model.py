@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from r1_gui.paths import check_local_or_hub
 from r1_gui.training.args import GUIDataArguments
 
 
 def check_model(model_name_or_path: str | None) -> str:
     """The checkpoint's model_type, refusing anything but Qwen2-VL, Qwen2.5-VL and Qwen3-VL, dense or MoE (Aguvis is
     a Qwen2-VL model)."""
-    from transformers import AutoConfig
-
-    from r1_gui.model_types import MODEL_TYPES
+    from r1_gui.checkpoints import config_folder
+    from r1_gui.model_types import MODEL_TYPES, folder_model_type
 
     if not model_name_or_path:
         raise ValueError("--model_name_or_path is required (a local folder or a Hub id)")
-    check_local_or_hub(model_name_or_path, "--model_name_or_path")
-    model_type = AutoConfig.from_pretrained(model_name_or_path).model_type
+    model_type = folder_model_type(config_folder(model_name_or_path))
     if model_type not in MODEL_TYPES:
         raise ValueError(
             f"{model_name_or_path} is a {model_type!r} model; r1_gui trains Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Aguvis "
