@@ -30,8 +30,8 @@ import json, sys, time, tempfile
 from pathlib import Path
 import torch
 from r1_gui.evaluation.generate import HFGenerator
-from r1_gui.evaluation.runner import _load_rows, generate_records
-from r1_gui.evaluation.samples import load_samples
+from r1_gui.evaluation.steps.runner import _load_rows, generate_records
+from r1_gui.evaluation.steps.samples import load_samples
 
 model, data, samples, max_new_tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rows, _ = _load_rows(data, "test")

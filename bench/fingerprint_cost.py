@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from r1_gui.builder import build
-from r1_gui.evaluation.fingerprint import dataset_fingerprint, model_fingerprint
-from r1_gui.evaluation.samples import as_rows
+from r1_gui.evaluation.run.fingerprint import dataset_fingerprint, model_fingerprint
+from r1_gui.evaluation.steps.samples import as_rows
 from r1_gui.gui_datasets import load_gui_dataset
 from r1_gui.synthetic import generate
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from r1_gui.evaluation.benchmarks import load_benchmark, navigation_scores
-from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.guir1_eval import navigation_hits
-from r1_gui.evaluation.guir1_predictions import score_guir1_predictions
-from r1_gui.evaluation.intervals import wilson
+from r1_gui.evaluation.peers.benchmarks import load_benchmark, navigation_scores
+from r1_gui.evaluation.peers.guir1_eval import navigation_hits
+from r1_gui.evaluation.peers.guir1_predictions import score_guir1_predictions
+from r1_gui.evaluation.stats.intervals import wilson
+from r1_gui.evaluation.steps.cli import main
 from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
 REPO = Path(__file__).resolve().parents[1]
@@ -304,13 +304,13 @@ def test_tiny_model_on_a_synthetic_set_through_the_cli(kind, benchmark, arch, sy
 
 KILL_AFTER_FIRST_BATCH = """
 import os, signal, sys
-from r1_gui.evaluation import predictions_file
+from r1_gui.evaluation.run import predictions_file
 write = predictions_file.RecordWriter.write
 def write_then_die(self, batch):
     write(self, batch)
     os.kill(os.getpid(), signal.SIGKILL)
 predictions_file.RecordWriter.write = write_then_die
-from r1_gui.evaluation.cli import main
+from r1_gui.evaluation.steps.cli import main
 main(sys.argv[1:])
 """
 
@@ -337,7 +337,7 @@ def test_resume_after_a_kill_gives_the_uninterrupted_metrics(synthetic_sets, tin
 def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
     lines = [line for line, _, _ in NAVIGATION_CASES]
     path = write_lines(tmp_path / "androidcontrol_high_test.json", lines)
-    code = "import sys; from r1_gui.evaluation.cli import main; main(sys.argv[1:]); print(sorted(sys.modules))"
+    code = "import sys; from r1_gui.evaluation.steps.cli import main; main(sys.argv[1:]); print(sorted(sys.modules))"
     argv = ["--benchmark", "androidcontrol_high", "--predictions", str(path), "--output_dir", str(tmp_path / "o")]
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -346,7 +346,7 @@ def test_guir1_predictions_through_the_cli_without_a_model(tmp_path, capsys):
 
 def test_guir1_leaves_out_a_category_without_a_hit():
     """All back steps wrong: r1_gui's type accuracy counts them, GUI-R1's sum never sees the category."""
-    from r1_gui.evaluation.guir1_eval import navigation_numbers
+    from r1_gui.evaluation.peers.guir1_eval import navigation_numbers
 
     lines = [
         nav("press_back", NONE, NO, "press_home", [0, 0], NO),  # wrong, and the only press_back: no hit
@@ -390,7 +390,7 @@ def test_raw_outputs_in_pixels_of_the_resized_screenshot_score_on_a_benchmark(sy
 def guir1_output_of(test_file: Path, path: Path, changes: dict | None = None) -> Path:
     """GUI-R1's inference output for a test file, as its scripts write it: every test row's fields with the image
     blanked, and a prediction (the ground-truth action name, pred_coord [0, 0]); ``changes``: {row: {field: value}} made after that."""
-    from r1_gui.evaluation.benchmarks import read_table
+    from r1_gui.evaluation.peers.benchmarks import read_table
 
     lines = []
     for index, row in enumerate(read_table(test_file)):

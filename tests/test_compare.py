@@ -1,4 +1,4 @@
-"""Comparing two evaluation runs (r1_gui.evaluation.compare): a one-row change is noise, fixing 40 of 200 is not,
+"""Comparing two evaluation runs (r1_gui.evaluation.stats.compare): a one-row change is noise, fixing 40 of 200 is not,
 another split is refused naming the field; on real run folders written by evaluate_predictions (no model).
 
 The expected intervals are the binomial quantiles the paired bootstrap estimates (tests/test_intervals.py works
@@ -10,8 +10,8 @@ import json
 import pytest
 
 from r1_gui.evaluation import evaluate_predictions
-from r1_gui.evaluation.compare import compare, main
 from r1_gui.evaluation.metrics import METRICS
+from r1_gui.evaluation.stats.compare import compare, main
 
 RIGHT, WRONG = "Action: go back.\nassistantos\nmobile.back()", "Action: go home.\nassistantos\nmobile.home()"
 

@@ -140,9 +140,9 @@ def test_a_local_run_never_imports_ray(tmp_path):
             f"""
             import sys
             sys.path.insert(0, {HELPERS!r})
-            import r1_gui.grpo_gui, r1_gui.play, r1_gui.evaluation.episode_cli, r1_gui.envs.runtime.backend  # noqa: F401
+            import r1_gui.grpo_gui, r1_gui.play, r1_gui.evaluation.episodes.cli, r1_gui.envs.runtime.backend  # noqa: F401
             from r1_gui.envs.runtime.backend import make_pool, pool_settings
-            from r1_gui.evaluation.episode_cli import parse_args
+            from r1_gui.evaluation.episodes.cli import parse_args
             args = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--env", {BUTTON!r}])
             with make_pool(args.env, args.env_kwargs, settings=pool_settings(args)) as pool:
                 pool.describe()
@@ -223,7 +223,7 @@ class TestOnTwoNodes:
         of its own that runs on the environment host (below its actor there), none on the head; every browser
         process ends with the evaluation."""
         from r1_gui.envs.runtime.ray_pool import RayEnvPool
-        from r1_gui.evaluation.episode_cli import main as evaluate
+        from r1_gui.evaluation.episodes.cli import main as evaluate
 
         env_raylet, head_raylet = raylet_of(cluster.env_node), raylet_of(cluster.head_node)
         browsers, original_step = {}, RayEnvPool.step

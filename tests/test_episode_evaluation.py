@@ -1,4 +1,4 @@
-"""Episode evaluation (r1_gui.evaluation.episodes, eval/test_phone.py): metrics by hand, resume by content (another
+"""Episode evaluation (r1_gui.evaluation.episodes.run, eval/test_phone.py): metrics by hand, resume by content (another
 model into the same folder is refused), a torn last line, LoRA adapter folders, any environment by id (module:Id),
 and a plain environment in a user's own file through training and evaluation."""
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from r1_gui.evaluation.episodes import EpisodeSettings, episode_metrics, evaluate_episodes, planned_resets
+from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes, planned_resets
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.protocol import episode_prompt_sha256
+from r1_gui.evaluation.metrics import episode_metrics
+from r1_gui.evaluation.run.protocol import episode_prompt_sha256
 
 REPO = Path(__file__).resolve().parents[1]
 HELPERS = Path(__file__).parent / "helpers"
@@ -322,7 +323,7 @@ def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_pat
     its checkpoints warns on the card for each setting that differs."""
     from r1_gui.checkpoints import write_episode_settings
     from r1_gui.evaluation.config import EvalConfig
-    from r1_gui.evaluation.episodes import unlike_training
+    from r1_gui.evaluation.episodes.run import unlike_training
 
     trained = {"env_id": "r1_gui/Web-v0", "env_kwargs": {"max_steps": 3}, "tasks": ["click-test"], "max_turns": 3,
                "max_turn_tokens": 24, "history_images": 2}  # fmt: skip
@@ -347,7 +348,7 @@ def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_pat
 def test_the_commands_that_play_episodes_take_their_settings_under_one_spelling(tiny_qwen2_vl, tmp_path):
     """grpo_gui.py, eval/test_phone.py and python -m r1_gui.play read the same episode flags into the same values
     (issue 52 item 3); evaluation's and play's old names stay as aliases for one release."""
-    from r1_gui.evaluation.episode_cli import parse_args as eval_args
+    from r1_gui.evaluation.episodes.cli import parse_args as eval_args
     from r1_gui.play import parse_args as play_args
     from r1_gui.training.grpo import parse_grpo_arguments
 

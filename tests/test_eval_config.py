@@ -7,9 +7,9 @@ import pytest
 
 from r1_gui.builder import BuildConfig, build_config
 from r1_gui.builder import parse_args as builder_args
-from r1_gui.evaluation.cli import parse_args as eval_args
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.steps.cli import parse_args as eval_args
 
 
 def test_eval_command_line_defaults_are_the_config_defaults():

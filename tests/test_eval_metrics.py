@@ -138,7 +138,7 @@ REWARD_METRIC_CASES = [
 def test_each_reward_equals_its_metric(reward, metric, output, gt_code, bbox):
     """REWARD_METRICS: the reward's value is the metric's per-sample score, case by case."""
     solution = f"<answer>{gt_code}</answer>"
-    # the evaluation reads a row's box with read_bbox (r1_gui.evaluation.samples), the rewards too
+    # the evaluation reads a row's box with read_bbox (r1_gui.evaluation.steps.samples), the rewards too
     _, scores = score_output(output, extract_action(gt_code), solution=solution, bbox=read_bbox(bbox))
     (value,) = REWARD_FUNCS[reward](completions=[output], solution=[solution], bbox=[bbox])
     assert value == float(scores[METRICS[metric]])

@@ -21,14 +21,14 @@ from r1_gui.evaluation import (
     HFGenerator,
     evaluate,
     evaluate_predictions,
-    fingerprint,
-    runner,
     score_predictions,
 )
-from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
-from r1_gui.evaluation.predictions_file import read_records
-from r1_gui.evaluation.protocol import step_prompt_sha256
+from r1_gui.evaluation.run import fingerprint
+from r1_gui.evaluation.run.predictions_file import read_records
+from r1_gui.evaluation.run.protocol import step_prompt_sha256
+from r1_gui.evaluation.steps import runner
+from r1_gui.evaluation.steps.cli import main
 from r1_gui.synthetic import generate
 
 REPO = Path(__file__).resolve().parents[1]

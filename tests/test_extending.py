@@ -56,7 +56,8 @@ def test_an_episode_reward_of_your_own_with_per_turn_values(tmp_path, monkeypatc
 def test_a_benchmark_entry(tmp_path, monkeypatch):
     """One BENCHMARKS entry makes a GUI-R1-format file a benchmark the evaluation reads, scores and reports."""
     from r1_gui.actions import format_action, parse_action
-    from r1_gui.evaluation import benchmarks, evaluate_predictions
+    from r1_gui.evaluation import evaluate_predictions
+    from r1_gui.evaluation.peers import benchmarks
     from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
     monkeypatch.setitem(benchmarks.BENCHMARKS, "my_bench", benchmarks.Benchmark("navigation", "my test steps"))

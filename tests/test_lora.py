@@ -65,7 +65,7 @@ def digit_fraction(completions, **kwargs):
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"])
 def test_readme_lora_flags_train_evaluate_and_merge(arch, request, synthetic_dataset, tmp_path, monkeypatch):
-    from r1_gui.evaluation.cli import main as evaluate_cli
+    from r1_gui.evaluation.steps.cli import main as evaluate_cli
     from r1_gui.grpo_gui import main
     from r1_gui.training.grpo import parse_grpo_arguments
 

@@ -380,7 +380,7 @@ def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, re
             assert tool_mask[row, :length].tolist() == expected, f"row {row}: the tool tokens are not masked"
             assert len(episode.turns) < 2 or 0 in expected
     # the trained folder plays held-out episodes through eval/test_phone.py
-    from r1_gui.evaluation.episode_cli import main as evaluate_phone
+    from r1_gui.evaluation.episodes.cli import main as evaluate_phone
 
     metrics = evaluate_phone(["--model_name_or_path", str(tmp_path), "--output_dir", str(tmp_path / "phone"),
                               "--episodes", "2", "--max_turns", "2", "--max_new_tokens", "16", "--max_pixels", "12544"])  # fmt: skip
@@ -452,7 +452,7 @@ def processor_text(model_dir, ids) -> str:
 
 
 def test_a_pool_lent_for_other_settings_is_refused(tiny_qwen2_vl, tmp_path):
-    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+    from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
 
     argv = ["--config", str(RECIPE), "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path)]
     with EnvPool("r1_gui/Phone-v0", {"width": 320}) as pool:  # no worker starts before a call

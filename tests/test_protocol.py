@@ -1,4 +1,4 @@
-"""The protocol card (r1_gui.evaluation.protocol, presets): image settings from the checkpoint's saved processor
+"""The protocol card (r1_gui.evaluation.run.protocol, presets): image settings from the checkpoint's saved processor
 unless flags say otherwise, the --protocol presets, the prompt hashes, and the card a predictions run writes."""
 
 import json
@@ -7,16 +7,16 @@ import re
 import pytest
 from PIL import Image
 
-from r1_gui.evaluation.cli import main
 from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given, preset_overrides
-from r1_gui.evaluation.protocol import (
+from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given, preset_overrides
+from r1_gui.evaluation.run.protocol import (
     episode_prompt_sha256,
     r1_gui_version,
     resolve_image_settings,
     step_prompt_sha256,
 )
+from r1_gui.evaluation.steps.cli import main
 
 
 def saved(folder, name="preprocessor_config.json", **image):

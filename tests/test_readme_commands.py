@@ -69,7 +69,7 @@ NOT_HERE = {
     "python eval/test_aitw.py --model_name_or_path runs/aguvis-grpo": "Aguvis-7B",
     "python eval/test_aitw.py --dataset data/aitw-2k": "data/aitw-2k, from outside",
     "python eval/test_aitw.py --benchmark": "the benchmarks' files, from outside (tests/test_benchmarks.py)",
-    "python -m r1_gui.evaluation.compare results/base": "two evaluations of your own (tests/test_compare.py)",
+    "python -m r1_gui.evaluation.stats.compare results/base": "two evaluations of your own (tests/test_compare.py)",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml --reward_funcs step_success "
     "my_rewards:short_answer": "the my_rewards.py its section writes (tests/test_extending.py)",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml --advantage_estimator gigpo": "the "

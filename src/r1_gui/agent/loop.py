@@ -1,5 +1,5 @@
 """The agent loop: episodes played turn by turn over a pool (`r1_gui.envs.runtime.backend`), the one loop that multi-turn GRPO
-(`r1_gui.multi_turn.trainer`), episode evaluation (`r1_gui.evaluation.episodes`) and the demos' expert play share.
+(`r1_gui.multi_turn.trainer`), episode evaluation (`r1_gui.evaluation.episodes.run`) and the demos' expert play share.
 
 `play_episodes(pool, resets, policy, processor, ...)` runs a batch of episodes in lock step: each episode has its
 own pool slot; all resets go out at once, then at each turn every live episode's context (`r1_gui.agent.context`)

@@ -16,7 +16,7 @@ from typing import Any
 
 from r1_gui.actions import COORDINATE_SYSTEMS, check_pixel_bounds
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.presets import PRESETS
+from r1_gui.evaluation.peers.presets import PRESETS
 from r1_gui.prompts import check_style
 from r1_gui.vision_attention import check_vision_attention
 

@@ -28,8 +28,8 @@ from typing import Any
 from r1_gui.checkpoints import config_folder, load_model
 from r1_gui.evaluation.config import BACKENDS, COORDINATE_CHOICES, DEVICES, EvalConfig, default, eval_config
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.protocol import log_warnings, resolve_image_settings
-from r1_gui.evaluation.samples import screen_size
+from r1_gui.evaluation.run.protocol import log_warnings, resolve_image_settings
+from r1_gui.evaluation.steps.samples import screen_size
 from r1_gui.gui_datasets import open_screenshot
 from r1_gui.model_types import folder_model_type
 from r1_gui.prompts import (

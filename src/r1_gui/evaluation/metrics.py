@@ -1,4 +1,6 @@
-"""Step metrics of AITW evaluation: pure functions, no I/O, no torch.
+"""Where every evaluation metric is computed: the step metrics of AITW evaluation (eval/test_aitw.py) and the
+episode metrics (eval/test_phone.py, `episode_metrics`, each rate with its 95% interval over episodes). Pure
+functions, no I/O, no torch.
 
 Every per-sample score comes from the functions the training rewards call (``r1_gui.scoring.score_pair``, which
 calls ``r1_gui.actions.same_arguments``, ``r1_gui.scoring.aitw.actions_match`` and ``r1_gui.scoring.aitw.step_success``),
@@ -8,18 +10,19 @@ is ``paper_param_match``, the original R1-V-GUI-Agent comparison kept for compar
 reads outputs as the original did (``r1_gui.actions.original_call``).
 
     prediction, scores = score_output(output, ground_truth, solution=row["solution"], bbox=row["bbox"])
-    metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.predictions_file``)
+    metrics = aggregate(records)  # records: predictions.jsonl lines (see ``r1_gui.evaluation.run.predictions_file``)
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action, original_call
 from r1_gui.actions.completion import original_solution_call
-from r1_gui.evaluation.intervals import CI_SUFFIX, wilson
+from r1_gui.evaluation.stats.intervals import CI_SUFFIX, bootstrap_ratio, wilson
 from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
@@ -129,3 +132,118 @@ def aggregate(records: Sequence[dict]) -> dict[str, Any]:
         name: {column: confusion[name][column] for column in columns} for name in type_order(confusion)
     }
     return metrics
+
+
+# -- episodes (eval/test_phone.py) ------------------------------------------------------------------------------
+
+REPEAT_MARK = "#"
+
+
+def episode_instance(record: dict, index: int) -> str:
+    """The episode a record is a repeat of (its id without the repeat); records without an id stand alone."""
+    identifier = record.get("id")
+    return str(identifier).split(REPEAT_MARK, 1)[0] if identifier is not None else f"{REPEAT_MARK}{index}"
+
+
+def _instances(rows: Sequence[dict]) -> list[dict]:
+    """Per episode (its repeats together): plays, wins, steps of the wins, turns, parsed turns, matched turns of
+    the turns an expert judged, turns with a target box and the clicks that hit it, progress: the units of the
+    episode metrics' intervals."""
+    units: dict[str, dict] = {}
+    for index, row in enumerate(rows):
+        unit = units.setdefault(episode_instance(row, index), dict.fromkeys(_UNIT_KEYS, 0.0) | {"outcomes": []})
+        judged = [turn["matched"] for turn in row["turns"] if turn["matched"] is not None]
+        aimed = [turn["click_hit"] for turn in row["turns"] if turn.get("click_hit") is not None]
+        unit["plays"] += 1
+        unit["wins"] += bool(row["success"])
+        unit["win_steps"] += row["steps"] if row["success"] else 0
+        unit["turns"] += len(row["turns"])
+        unit["parsed"] += sum(bool(turn["parsed"]) for turn in row["turns"])
+        unit["judged"] += len(judged)
+        unit["matched"] += sum(bool(matched) for matched in judged)
+        unit["aimed"] += len(aimed)
+        unit["hits"] += sum(bool(hit) for hit in aimed)
+        unit["progress"] += row["progress"] or 0.0
+        unit["outcomes"].append(bool(row["success"]))
+    return list(units.values())
+
+
+_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "aimed", "hits", "progress")
+
+
+def _column(units: list[dict], key: str) -> list[float]:
+    return [unit[key] for unit in units]
+
+
+def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
+    """Across repeats: each pass's success rate, their mean and standard deviation, and the share of episodes
+    (played more than once) whose outcome differs between its repeats."""
+
+    passes = []
+    for repeat in sorted({row.get("repeat", 0) for row in rows}):
+        played = [row for row in rows if row.get("repeat", 0) == repeat]
+        wins = sum(bool(row["success"]) for row in played)
+        passes.append({"repeat": repeat, "episodes": len(played), "success_rate": wins / len(played),
+                       "success_rate" + CI_SUFFIX: wilson(wins, len(played))})  # fmt: skip
+    rates = [numbers["success_rate"] for numbers in passes]
+    repeated = [unit for unit in units if len(unit["outcomes"]) > 1]
+    flipped = sum(len(set(unit["outcomes"])) > 1 for unit in repeated)
+    return {
+        "repeats": len(passes),
+        "success_rate_mean": statistics.fmean(rates),
+        "success_rate_std": statistics.stdev(rates) if len(rates) > 1 else None,
+        "flip_share": flipped / len(repeated) if repeated else None,
+        "flip_share" + CI_SUFFIX: wilson(flipped, len(repeated)),
+        "per_repeat": passes,
+    }
+
+
+def episode_metrics(records: Sequence[dict]) -> dict:
+    """success_rate (overall and per task), mean steps to success, turn parse rate, env_failures; where the
+    environment reports them, step_success (turns matching a recorded step) and episode_progress; click_hit_rate:
+    of the turns whose screen has a target box (`info["target_box"]`), the share whose action is a click inside it
+    (None where no turn has one). Each rate and
+    mean has its 95% interval beside it (KEY_ci95) over episodes, the units: Wilson for success_rate when each
+    episode was played once, else a bootstrap over episodes (their repeats together), as for the numbers over
+    turns (turns of one episode are not independent) and the means. With repeats (records of several passes):
+    ``per_repeat`` success rates, success_rate_mean, success_rate_std (sample standard deviation over passes) and
+    flip_share (episodes whose outcome differs between repeats, with its Wilson interval)."""
+
+    def summary(rows: Sequence[dict]) -> dict:
+        units = _instances(rows)
+        wins = [row for row in rows if row["success"]]
+        turns = [turn for row in rows for turn in row["turns"]]
+        once = all(unit["plays"] == 1 for unit in units)
+        result = {
+            "episodes": len(rows),
+            "success_rate": len(wins) / len(rows) if rows else 0.0,
+            "success_rate" + CI_SUFFIX: wilson(len(wins), len(rows))
+            if once
+            else bootstrap_ratio(_column(units, "wins"), _column(units, "plays")),
+            "mean_steps_to_success": sum(row["steps"] for row in wins) / len(wins) if wins else None,
+            "mean_steps_to_success" + CI_SUFFIX: bootstrap_ratio(_column(units, "win_steps"), _column(units, "wins")),
+            "turn_parse_rate": sum(turn["parsed"] for turn in turns) / len(turns) if turns else 0.0,
+            "turn_parse_rate" + CI_SUFFIX: bootstrap_ratio(_column(units, "parsed"), _column(units, "turns")),
+            "env_failures": sum(row.get("env_failure") is not None for row in rows),
+        }
+        matched = [turn["matched"] for turn in turns if turn["matched"] is not None]
+        if matched:
+            result["step_success"] = sum(matched) / len(matched)
+            result["step_success" + CI_SUFFIX] = bootstrap_ratio(_column(units, "matched"), _column(units, "judged"))
+        aimed = [turn["click_hit"] for turn in turns if turn.get("click_hit") is not None]
+        result["click_hit_rate"] = sum(aimed) / len(aimed) if aimed else None
+        result["click_hit_rate" + CI_SUFFIX] = bootstrap_ratio(_column(units, "hits"), _column(units, "aimed"))
+        if any(row["progress"] is not None for row in rows):
+            result["episode_progress"] = sum(row["progress"] or 0.0 for row in rows) / len(rows)
+            result["episode_progress" + CI_SUFFIX] = bootstrap_ratio(
+                _column(units, "progress"), _column(units, "plays")
+            )
+        if len({row.get("repeat", 0) for row in rows}) > 1:
+            result |= _repeat_numbers(rows, units)
+        return result
+
+    tasks = sorted({row["task"] for row in records})
+    return {
+        **summary(records),
+        "per_task": {task: summary([r for r in records if r["task"] == task]) for task in tasks},
+    }

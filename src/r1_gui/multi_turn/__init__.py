@@ -10,5 +10,5 @@
 - `demo`: `python -m r1_gui.demo --multi_turn`.
 
 The episode rewards live in `r1_gui.episode_rewards` (registered in `r1_gui.rewards`); episode evaluation in
-`r1_gui.evaluation.episodes` (`eval/test_phone.py`).
+`r1_gui.evaluation.episodes.run` (`eval/test_phone.py`).
 """

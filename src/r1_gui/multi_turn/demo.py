@@ -32,7 +32,7 @@ from r1_gui.cli_errors import shared_core_threads
 from r1_gui.envs.contract import reset_plan
 from r1_gui.envs.runtime.backend import PoolSettings
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
-from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
+from r1_gui.evaluation.episodes.run import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
 from r1_gui.training.progress import StageProgress, Stages
 
 logger = logging.getLogger("r1_gui.demo")
@@ -245,7 +245,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
 
 def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path, pool=None) -> dict:
     """eval/test_phone.py's evaluation of a stage's model on the held-out seeds (greedy)."""
-    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+    from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
 
     settings = EpisodeSettings(
         env_id=config.env_id, env_kwargs=config.env_kwargs, env_step_timeout=config.env_step_timeout,

@@ -3,7 +3,7 @@
 ``guir1_accuracy_score`` and ``guir1_format_score`` return what r1gui.py's r1gui_accuracy_reward and
 r1gui_format_reward return for the same completion and ground truth, on every input (tests/test_peer_rewards.py
 holds values produced by running them); ``guir1_text_f1`` is its text F1, which its eval scripts use too
-(``r1_gui.evaluation.guir1_eval``). The completion is read as GUI-R1 reads it (``r1_gui.actions.completion``:
+(``r1_gui.evaluation.peers.guir1_eval``). The completion is read as GUI-R1 reads it (``r1_gui.actions.completion``:
 ``guir1_prediction``, ``guir1_answer``), in linear time. The one departure: the format's ``eval`` of the answer is
 ``python_value``, which never runs model output (its module docstring lists what it declines to value; those
 answers score as if ``eval`` had raised).

@@ -1,6 +1,6 @@
 """Compare two evaluation runs: is B's number beyond noise of A's?
 
-    python -m r1_gui.evaluation.compare results/base results/grpo [--json] [--allow_protocol_change]
+    python -m r1_gui.evaluation.stats.compare results/base results/grpo [--json] [--allow_protocol_change]
 
 For each metric: A's and B's values, the difference B - A, its 95% interval from a paired bootstrap over the units
 both runs scored (steps by id from predictions.jsonl; episodes by "task:seed" from episodes.jsonl, the repeats of
@@ -28,12 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser
-from r1_gui.evaluation.episodes import EPISODES_FILE, episode_instance
+from r1_gui.evaluation.episodes.run import EPISODES_FILE
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.intervals import RESAMPLES, SEED, interval_text, paired_difference
-from r1_gui.evaluation.metrics import METRICS
-from r1_gui.evaluation.predictions_file import PREDICTIONS_FILE, read_records
-from r1_gui.evaluation.resume import METRICS_FILE
+from r1_gui.evaluation.metrics import METRICS, episode_instance
+from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE, read_records
+from r1_gui.evaluation.run.resume import METRICS_FILE
+from r1_gui.evaluation.stats.intervals import RESAMPLES, SEED, interval_text, paired_difference
 
 # The card fields that change what a metric measures: two runs that differ in one are not comparable.
 METRIC_FIELDS = (
@@ -220,7 +220,7 @@ def comparison_text(result: dict) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = command_parser(__doc__, prog="python -m r1_gui.evaluation.compare")
+    parser = command_parser(__doc__, prog="python -m r1_gui.evaluation.stats.compare")
     parser.add_argument(
         "run_a", help="the baseline's --output_dir (metrics.json and predictions.jsonl or episodes.jsonl)"
     )

@@ -10,7 +10,7 @@
     python eval/test_aitw.py --benchmark androidcontrol_high --dataset androidcontrol_high_test.parquet \
         --model_name_or_path runs/ckpt --output_dir results/ac_high [--protocol guir1]
     # compare two runs: each metric's difference, its paired 95% interval, and whether it is beyond noise
-    python -m r1_gui.evaluation.compare results/base results/ckpt
+    python -m r1_gui.evaluation.stats.compare results/base results/ckpt
 
 A predictions file must use the dataset's ids: a malformed line, a repeated id or an id the split lacks is an error
 naming the line; rows without a prediction count as unparsed and are listed in the report.
@@ -21,7 +21,7 @@ metrics.json, report.md (tables, unparsed outputs, gallery/ of annotated screens
 prints the metric tables. Metrics: type_accuracy, param_accuracy, paper_param_accuracy (the original
 R1-V-GUI-Agent comparison, exactly, bugs included), action_match_accuracy (AITW rules), step_success, parse_rate,
 each with its 95% Wilson interval (KEY_ci95) and per ground-truth action type, and the confusion matrix of action
-types. metrics.json and report.md open with the protocol card (r1_gui.evaluation.protocol): the prompt and its
+types. metrics.json and report.md open with the protocol card (r1_gui.evaluation.run.protocol): the prompt and its
 hash, coordinates, min/max pixels and where they came from (left out, the checkpoint's saved processor's: what
 training used), history, the split's rows and hash, decoding, the model's fingerprint, the r1_gui version.
 """
@@ -33,11 +33,11 @@ import logging
 import sys
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
-from r1_gui.evaluation.benchmarks import BENCHMARKS
 from r1_gui.evaluation.config import EvalConfig, default
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
-from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
+from r1_gui.evaluation.peers.benchmarks import BENCHMARKS
+from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 
@@ -66,7 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=BENCHMARK_NAMES,
         default=None,
         help="evaluate a GUI-R1-format test file of this benchmark and add its metrics (r1_gui's and GUI-R1's "
-        "guir1_*); see r1_gui/evaluation/benchmarks.py",
+        "guir1_*); see r1_gui/evaluation/peers/benchmarks.py",
     )
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
     parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=default("protocol"),
         help="the settings a peer's own evaluation used (r1v: R1-V-GUI-Agent's eval/test_aitw.py; guir1: GUI-R1's "
         "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
-        "r1_gui/evaluation/presets.py for where each value comes from and what is not reproduced",
+        "r1_gui/evaluation/peers/presets.py for where each value comes from and what is not reproduced",
     )
     add_backend_arguments(parser)
     parser.add_argument(
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
         interrupt_keeps_predictions(args),  # Ctrl-C: one line, the predictions kept and the command that goes on
     ):
         metrics = run(args, argv)
-    from r1_gui.evaluation.report import summary
+    from r1_gui.evaluation.steps.report import summary
 
     print(summary(metrics))
     print(f"\nwrote {args.output_dir}/metrics.json, report.md and predictions.jsonl")
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> dict:
 def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """The metrics of the evaluation ``args`` ask for: a model run, a predictions file, or GUI-R1's inference output."""
     # Imported here so that --help and argument errors answer at once.
-    from r1_gui.evaluation.guir1_predictions import is_guir1_predictions, score_guir1_predictions
-    from r1_gui.evaluation.runner import evaluate, evaluate_predictions
+    from r1_gui.evaluation.peers.guir1_predictions import is_guir1_predictions, score_guir1_predictions
+    from r1_gui.evaluation.steps.runner import evaluate, evaluate_predictions
 
     try:
         config = EvalConfig.from_args(args)  # every setting, once
@@ -161,7 +161,7 @@ def interrupt_keeps_predictions(args: argparse.Namespace):
     them; a --predictions run keeps it, since it only scores again)."""
     from pathlib import Path
 
-    from r1_gui.evaluation.predictions_file import PREDICTIONS_FILE
+    from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE
 
     path = Path(args.output_dir) / PREDICTIONS_FILE
 

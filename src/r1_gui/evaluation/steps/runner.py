@@ -26,9 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from r1_gui.evaluation.benchmarks import benchmark_metrics, load_benchmark
 from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig, eval_config
-from r1_gui.evaluation.fingerprint import dataset_fingerprint
 from r1_gui.evaluation.generate import (
     make_generator,
     model_type_of,
@@ -37,7 +35,9 @@ from r1_gui.evaluation.generate import (
     resolve_prompting,
 )
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
-from r1_gui.evaluation.predictions_file import (
+from r1_gui.evaluation.peers.benchmarks import benchmark_metrics, load_benchmark
+from r1_gui.evaluation.run.fingerprint import dataset_fingerprint
+from r1_gui.evaluation.run.predictions_file import (
     PREDICTIONS_FILE,
     EvaluationError,
     RecordWriter,
@@ -45,7 +45,7 @@ from r1_gui.evaluation.predictions_file import (
     read_records,
     write_records,
 )
-from r1_gui.evaluation.protocol import (
+from r1_gui.evaluation.run.protocol import (
     log_warnings,
     protocol_card,
     resolve_image_settings,
@@ -53,8 +53,7 @@ from r1_gui.evaluation.protocol import (
     step_prompt_sha256,
     step_split,
 )
-from r1_gui.evaluation.report import write_report
-from r1_gui.evaluation.resume import (
+from r1_gui.evaluation.run.resume import (
     METRICS_FILE,
     check_kind,
     check_resume,
@@ -63,7 +62,8 @@ from r1_gui.evaluation.resume import (
     model_record,
     write_run_config,
 )
-from r1_gui.evaluation.samples import (
+from r1_gui.evaluation.steps.report import write_report
+from r1_gui.evaluation.steps.samples import (
     Sample,
     as_rows,
     image_reference,
@@ -80,7 +80,7 @@ logger = logging.getLogger(__name__)
 def scored_record(
     sample: Sample, output: str, coordinates: str, image_size: tuple[int, int] | None = None
 ) -> dict[str, Any]:
-    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.predictions_file``)."""
+    """The predictions.jsonl line of a sample's raw output (see ``r1_gui.evaluation.run.predictions_file``)."""
     prediction, scores = score_output(
         output,
         sample.ground_truth,

@@ -26,7 +26,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from r1_gui.actions.guir1_rows import number_list
-from r1_gui.evaluation.benchmarks import (
+from r1_gui.evaluation.config import EvalConfig
+from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.peers.benchmarks import (
     REQUIRED_COLUMNS,
     benchmark_row,
     check_benchmark,
@@ -34,11 +36,9 @@ from r1_gui.evaluation.benchmarks import (
     load_benchmark,
     read_table,
 )
-from r1_gui.evaluation.config import EvalConfig
-from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.protocol import protocol_card, step_history, step_split
-from r1_gui.evaluation.runner import scored_record, write_scored_run
-from r1_gui.evaluation.samples import load_samples
+from r1_gui.evaluation.run.protocol import protocol_card, step_history, step_split
+from r1_gui.evaluation.steps.runner import scored_record, write_scored_run
+from r1_gui.evaluation.steps.samples import load_samples
 
 PREDICTION_COLUMNS = ("pred_action", "pred_coord", "pred_input_text")
 MATCHED_COLUMNS = ("instruction", "gt_action", "gt_bbox", "gt_input_text")  # a line must carry its test row's

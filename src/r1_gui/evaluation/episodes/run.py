@@ -1,7 +1,7 @@
 """Episode evaluation: a checkpoint plays whole episodes of any environment that keeps r1_gui's environment contract
-(`eval/test_phone.py`, `r1_gui.evaluation.episode_cli`).
+(`eval/test_phone.py`, `r1_gui.evaluation.episodes.cli`).
 
-    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+    from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
     metrics = evaluate_episodes("runs/ckpt", "results/phone", EpisodeSettings(env_id="r1_gui/Phone-v0", episodes=200))
 
 Episode i plays task tasks[i % len(tasks)] (the tasks the environment declares, or those asked for) with reset seed
@@ -34,9 +34,9 @@ from r1_gui.envs.runtime.backend import lent_or_own, pool_settings
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, SlotPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
-from r1_gui.evaluation.predictions_file import RecordWriter, read_records
-from r1_gui.evaluation.protocol import (
+from r1_gui.evaluation.metrics import REPEAT_MARK, episode_metrics
+from r1_gui.evaluation.run.predictions_file import RecordWriter, read_records
+from r1_gui.evaluation.run.protocol import (
     episode_history,
     episode_prompt_sha256,
     episode_split,
@@ -44,15 +44,7 @@ from r1_gui.evaluation.protocol import (
     protocol_card,
     resolve_image_settings,
 )
-from r1_gui.evaluation.report import (
-    REPORT_FILE,
-    cell,
-    metrics_table,
-    protocol_section,
-    settings_lines,
-    with_interval,
-)
-from r1_gui.evaluation.resume import (
+from r1_gui.evaluation.run.resume import (
     GENERATION_KEYS,
     METRICS_FILE,
     RunFiles,
@@ -61,6 +53,14 @@ from r1_gui.evaluation.resume import (
     earlier_run,
     model_record,
     write_run_config,
+)
+from r1_gui.evaluation.steps.report import (
+    REPORT_FILE,
+    cell,
+    metrics_table,
+    protocol_section,
+    settings_lines,
+    with_interval,
 )
 from r1_gui.scoring import click_hit
 
@@ -73,7 +73,6 @@ EPISODE_RUN = RunFiles(
     PICTURES_DIR,
     ("model_fingerprint", "env_id", "env_kwargs", "max_turns", "history_images", *GENERATION_KEYS),
 )
-REPEAT_MARK = "#"
 HELD_OUT_SEED_OFFSET = 100_000  # evaluation seeds start here; training seeds start at grpo_gui.py's --env_seed_offset
 
 
@@ -143,12 +142,6 @@ def episode_key(task: str | None, seed: int, repeat: int = 0) -> str:
     return (f"{task}:{seed}" if task else str(seed)) + (f"{REPEAT_MARK}{repeat}" if repeat else "")
 
 
-def episode_instance(record: dict, index: int) -> str:
-    """The episode a record is a repeat of (its id without the repeat); records without an id stand alone."""
-    identifier = record.get("id")
-    return str(identifier).split(REPEAT_MARK, 1)[0] if identifier is not None else f"{REPEAT_MARK}{index}"
-
-
 def planned_resets(settings: EpisodeSettings, described) -> list[tuple[str | None, int]]:
     """(task, seed) of every episode to play; an environment with a fixed number of episodes plays each once."""
     from r1_gui.envs.contract import choose_tasks, reset_plan
@@ -202,111 +195,6 @@ def episode_record(episode, picture: str | None = None, repeat: int = 0) -> dict
     }
 
 
-def _instances(rows: Sequence[dict]) -> list[dict]:
-    """Per episode (its repeats together): plays, wins, steps of the wins, turns, parsed turns, matched turns of
-    the turns an expert judged, turns with a target box and the clicks that hit it, progress: the units of the
-    episode metrics' intervals."""
-    units: dict[str, dict] = {}
-    for index, row in enumerate(rows):
-        unit = units.setdefault(episode_instance(row, index), dict.fromkeys(_UNIT_KEYS, 0.0) | {"outcomes": []})
-        judged = [turn["matched"] for turn in row["turns"] if turn["matched"] is not None]
-        aimed = [turn["click_hit"] for turn in row["turns"] if turn.get("click_hit") is not None]
-        unit["plays"] += 1
-        unit["wins"] += bool(row["success"])
-        unit["win_steps"] += row["steps"] if row["success"] else 0
-        unit["turns"] += len(row["turns"])
-        unit["parsed"] += sum(bool(turn["parsed"]) for turn in row["turns"])
-        unit["judged"] += len(judged)
-        unit["matched"] += sum(bool(matched) for matched in judged)
-        unit["aimed"] += len(aimed)
-        unit["hits"] += sum(bool(hit) for hit in aimed)
-        unit["progress"] += row["progress"] or 0.0
-        unit["outcomes"].append(bool(row["success"]))
-    return list(units.values())
-
-
-_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "aimed", "hits", "progress")
-
-
-def _column(units: list[dict], key: str) -> list[float]:
-    return [unit[key] for unit in units]
-
-
-def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
-    """Across repeats: each pass's success rate, their mean and standard deviation, and the share of episodes
-    (played more than once) whose outcome differs between its repeats."""
-    import statistics
-
-    passes = []
-    for repeat in sorted({row.get("repeat", 0) for row in rows}):
-        played = [row for row in rows if row.get("repeat", 0) == repeat]
-        wins = sum(bool(row["success"]) for row in played)
-        passes.append({"repeat": repeat, "episodes": len(played), "success_rate": wins / len(played),
-                       "success_rate" + CI_SUFFIX: wilson(wins, len(played))})  # fmt: skip
-    rates = [numbers["success_rate"] for numbers in passes]
-    repeated = [unit for unit in units if len(unit["outcomes"]) > 1]
-    flipped = sum(len(set(unit["outcomes"])) > 1 for unit in repeated)
-    return {
-        "repeats": len(passes),
-        "success_rate_mean": statistics.fmean(rates),
-        "success_rate_std": statistics.stdev(rates) if len(rates) > 1 else None,
-        "flip_share": flipped / len(repeated) if repeated else None,
-        "flip_share" + CI_SUFFIX: wilson(flipped, len(repeated)),
-        "per_repeat": passes,
-    }
-
-
-def episode_metrics(records: Sequence[dict]) -> dict:
-    """success_rate (overall and per task), mean steps to success, turn parse rate, env_failures; where the
-    environment reports them, step_success (turns matching a recorded step) and episode_progress; click_hit_rate:
-    of the turns whose screen has a target box (`info["target_box"]`), the share whose action is a click inside it
-    (None where no turn has one). Each rate and
-    mean has its 95% interval beside it (KEY_ci95) over episodes, the units: Wilson for success_rate when each
-    episode was played once, else a bootstrap over episodes (their repeats together), as for the numbers over
-    turns (turns of one episode are not independent) and the means. With repeats (records of several passes):
-    ``per_repeat`` success rates, success_rate_mean, success_rate_std (sample standard deviation over passes) and
-    flip_share (episodes whose outcome differs between repeats, with its Wilson interval)."""
-
-    def summary(rows: Sequence[dict]) -> dict:
-        units = _instances(rows)
-        wins = [row for row in rows if row["success"]]
-        turns = [turn for row in rows for turn in row["turns"]]
-        once = all(unit["plays"] == 1 for unit in units)
-        result = {
-            "episodes": len(rows),
-            "success_rate": len(wins) / len(rows) if rows else 0.0,
-            "success_rate" + CI_SUFFIX: wilson(len(wins), len(rows))
-            if once
-            else bootstrap_ratio(_column(units, "wins"), _column(units, "plays")),
-            "mean_steps_to_success": sum(row["steps"] for row in wins) / len(wins) if wins else None,
-            "mean_steps_to_success" + CI_SUFFIX: bootstrap_ratio(_column(units, "win_steps"), _column(units, "wins")),
-            "turn_parse_rate": sum(turn["parsed"] for turn in turns) / len(turns) if turns else 0.0,
-            "turn_parse_rate" + CI_SUFFIX: bootstrap_ratio(_column(units, "parsed"), _column(units, "turns")),
-            "env_failures": sum(row.get("env_failure") is not None for row in rows),
-        }
-        matched = [turn["matched"] for turn in turns if turn["matched"] is not None]
-        if matched:
-            result["step_success"] = sum(matched) / len(matched)
-            result["step_success" + CI_SUFFIX] = bootstrap_ratio(_column(units, "matched"), _column(units, "judged"))
-        aimed = [turn["click_hit"] for turn in turns if turn.get("click_hit") is not None]
-        result["click_hit_rate"] = sum(aimed) / len(aimed) if aimed else None
-        result["click_hit_rate" + CI_SUFFIX] = bootstrap_ratio(_column(units, "hits"), _column(units, "aimed"))
-        if any(row["progress"] is not None for row in rows):
-            result["episode_progress"] = sum(row["progress"] or 0.0 for row in rows) / len(rows)
-            result["episode_progress" + CI_SUFFIX] = bootstrap_ratio(
-                _column(units, "progress"), _column(units, "plays")
-            )
-        if len({row.get("repeat", 0) for row in rows}) > 1:
-            result |= _repeat_numbers(rows, units)
-        return result
-
-    tasks = sorted({row["task"] for row in records})
-    return {
-        **summary(records),
-        "per_task": {task: summary([r for r in records if r["task"] == task]) for task in tasks},
-    }
-
-
 def save_picture(episode, path: Path) -> str:
     """The episode as a PNG strip: the instruction above, each screen with the action taken on it below."""
     import numpy as np
@@ -346,7 +234,7 @@ TASK_COLUMNS = ("episodes", "success_rate", "mean_steps_to_success", "turn_parse
 def write_report(output_dir: Path, metrics: dict, records: Sequence[dict], settings: dict) -> Path:
     lines = [f"# {settings['env_id']} evaluation of {settings['model_name_or_path']}", ""]
     lines += [protocol_section(metrics["protocol"]), "", "## Settings", "", settings_lines(settings), ""]
-    lines += ["## Metrics", "", "95% intervals over episodes (see r1_gui.evaluation.episodes.episode_metrics).", ""]
+    lines += ["## Metrics", "", "95% intervals over episodes (see r1_gui.evaluation.episodes.run.episode_metrics).", ""]
     lines.append(metrics_table(metrics, [key for key in REPORT_METRICS if key in metrics]))
     if "per_repeat" in metrics:
         lines += ["", "## Per repeat (pass r samples with seed + r)", "", "| repeat | episodes | success_rate |"]

@@ -7,7 +7,7 @@ GUI-R1's scripts read one JSON line per test row: the ground-truth fields (``gt_
 [0, 0] when none was found, ``pred_input_text``: the answer's text, "no input text" when none). For r1_gui's own
 predictions ``prediction_fields`` writes the same three fields from the parsed action.
 
-Their rules, which differ from r1_gui's whole-step metrics on purpose (see ``r1_gui.evaluation.benchmarks``):
+Their rules, which differ from r1_gui's whole-step metrics on purpose (see ``r1_gui.evaluation.peers.benchmarks``):
 
 - type: ``gt_action == pred_action`` as strings, over every row.
 - grounding (gt_action click, long_press, moveto, doubleclick, rightclick): a hit when
@@ -34,7 +34,7 @@ from typing import Any
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
 from r1_gui.actions.guir1_rows import number_list
-from r1_gui.evaluation.intervals import CI_SUFFIX, wilson
+from r1_gui.evaluation.stats.intervals import CI_SUFFIX, wilson
 from r1_gui.scoring.guir1 import GUIR1_TEXT_F1, guir1_text, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")

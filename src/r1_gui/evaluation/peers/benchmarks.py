@@ -9,7 +9,7 @@ pixels: a point [x, y], a box [x1, y1, x2, y2], or [-100, -100] for none), ``gt_
 ``task_type``, ``image_size`` ([width, height]; read from the image when absent), and for grounding sets
 ``ui_type`` (text / icon) and ``group`` (platform; ScreenSpot-Pro: the application category, with ``platform``).
 Every row becomes a row of r1_gui's dataset contract (``id``, ``image``, ``problem``, ``solution``, ``bbox``, see
-``r1_gui.evaluation.samples``) plus a ``benchmark`` dict of its GUI-R1 fields, so the AITW runner (batched
+``r1_gui.evaluation.steps.samples``) plus a ``benchmark`` dict of its GUI-R1 fields, so the AITW runner (batched
 generation, resume, reports) evaluates it unchanged and ``benchmark_metrics`` adds the numbers below.
 
 Navigation sets (androidcontrol_high, androidcontrol_low, guiodyssey), over the parsed actions:
@@ -42,10 +42,10 @@ from typing import Any
 from r1_gui.actions import Action, format_action, read_bbox
 from r1_gui.actions.guir1 import guir1_name
 from r1_gui.actions.guir1_rows import action_and_box, number_list
-from r1_gui.evaluation import guir1_eval
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.intervals import CI_SUFFIX, interval_text, wilson
-from r1_gui.evaluation.predictions_file import json_line
+from r1_gui.evaluation.peers import guir1_eval
+from r1_gui.evaluation.run.predictions_file import json_line
+from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text, wilson
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 from r1_gui.scoring.aitw import text_matches
 

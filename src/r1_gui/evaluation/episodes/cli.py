@@ -12,7 +12,7 @@ seeds, which start at grpo_gui.py's --env_seed_offset, 0 by default). The agent 
 training shows it and is asked through the step evaluation's generators (hf or vllm; LoRA adapter folders too).
 Writes OUTPUT_DIR/episodes.jsonl (rerun the same command after an interruption and it continues), metrics.json
 (the protocol card first; every rate with its 95% interval over episodes, KEY_ci95), report.md with PNG strips,
-run_config.json; see r1_gui.evaluation.episodes. --min_pixels/--max_pixels left out: the checkpoint's saved
+run_config.json; see r1_gui.evaluation.episodes.run. --min_pixels/--max_pixels left out: the checkpoint's saved
 processor's, as in training. --repeats K plays the episodes K times (pass r samples with --seed + r) and adds the
 spread across passes and the share of episodes whose outcome flips.
 """
@@ -36,7 +36,7 @@ logger = logging.getLogger("r1_gui.evaluation")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from r1_gui.evaluation.episodes import HELD_OUT_SEED_OFFSET
+    from r1_gui.evaluation.episodes.run import HELD_OUT_SEED_OFFSET
 
     parser = command_parser(__doc__, prog="eval/test_phone.py")
     parser.add_argument("--model_name_or_path", required=True, help="checkpoint folder, LoRA adapter folder or Hub id")
@@ -83,9 +83,9 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from r1_gui.checkpoints import config_folder
     from r1_gui.envs.runtime.pool import EnvStartError
-    from r1_gui.evaluation.episodes import EpisodeSettings, evaluate_episodes
+    from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
-    from r1_gui.evaluation.report import card_line
+    from r1_gui.evaluation.steps.report import card_line
     from r1_gui.output_lock import output_folder_lock
     from r1_gui.paths import check_output_folder
 
@@ -114,8 +114,8 @@ def episodes_kept(output_dir: str) -> str:
     """What a Ctrl-C leaves: the episodes written so far, which the same command reuses."""
     from pathlib import Path
 
-    from r1_gui.evaluation.episodes import EPISODES_FILE
-    from r1_gui.evaluation.predictions_file import read_records
+    from r1_gui.evaluation.episodes.run import EPISODES_FILE
+    from r1_gui.evaluation.run.predictions_file import read_records
 
     path = Path(output_dir) / EPISODES_FILE
     return f"{len(read_records(path, repair=False))} episodes in {path}"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.fingerprint import changed_files, model_fingerprint
-from r1_gui.evaluation.predictions_file import PREDICTIONS_FILE
-from r1_gui.evaluation.report import GALLERY_DIR, REPORT_FILE
+from r1_gui.evaluation.run.fingerprint import changed_files, model_fingerprint
+from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE
+from r1_gui.evaluation.steps.report import GALLERY_DIR, REPORT_FILE
 
 logger = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, format_action
-from r1_gui.evaluation.benchmarks import benchmark_tables
-from r1_gui.evaluation.intervals import CI_SUFFIX, interval_text
 from r1_gui.evaluation.metrics import METRICS, UNPARSED
-from r1_gui.evaluation.samples import Sample, image_reference
+from r1_gui.evaluation.peers.benchmarks import benchmark_tables
+from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text
+from r1_gui.evaluation.steps.samples import Sample, image_reference
 from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The protocol card: what an evaluation's numbers were measured under, written into every metrics.json (key
 ``protocol``) and at the top of report.md, so two numbers are only set side by side when they are comparable
-(``python -m r1_gui.evaluation.compare`` refuses otherwise).
+(``python -m r1_gui.evaluation.stats.compare`` refuses otherwise).
 
 A card holds:
 
@@ -42,8 +42,8 @@ from r1_gui.actions.coords import IMAGE_FACTOR, check_pixel_bounds
 from r1_gui.checkpoints import saved_image_settings
 from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.fingerprint import dataset_fingerprint
-from r1_gui.evaluation.presets import PRESETS, preset_overrides
+from r1_gui.evaluation.peers.presets import PRESETS, preset_overrides
+from r1_gui.evaluation.run.fingerprint import dataset_fingerprint
 from r1_gui.prompts import attach_image, build_prompt, chat_template_kwargs, parse_history, stop_token
 
 logger = logging.getLogger(__name__)
