@@ -1,8 +1,11 @@
 """Shared fixtures: offline environment, network guard, tiny models of every architecture (built once a session)."""
 
+import atexit
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,10 @@ os.environ.update(
         "PYTHONPATH": os.pathsep.join(p for p in (str(NETGUARD), os.environ.get("PYTHONPATH", "")) if p),
     }
 )
+# DeepSpeed builds its CPU communication op with torch's extension builder, whose lock file a killed run leaves behind
+# (every later DeepSpeed start then waits for it forever): the suite builds into a folder of its own, never reused.
+os.environ["TORCH_EXTENSIONS_DIR"] = tempfile.mkdtemp(prefix="r1_gui-torch-extensions-")
+atexit.register(shutil.rmtree, os.environ["TORCH_EXTENSIONS_DIR"], ignore_errors=True)
 sys.path.insert(0, str(NETGUARD))
 import sitecustomize  # noqa: E402,F401  (installs the guard in this process too)
 

@@ -376,6 +376,60 @@ def test_grpo_command_line_mistakes_fail_before_torch_is_imported(argv, first_li
     assert "imported: []" in done.stderr
 
 
+@pytest.mark.parametrize(
+    "layout, age_s, stale",
+    [
+        ("py311_cpu/deepspeed_shm_comm/lock", 3600, True),  # torch's default root: <root>/<python_device>/<name>
+        ("deepspeed_shm_comm/lock", 3600, True),  # with TORCH_EXTENSIONS_DIR: <root>/<name>
+        ("py311_cu128/cpu_adam/lock", 16 * 60, True),
+        ("py311_cpu/deepspeed_shm_comm/lock", 60, False),  # a build going on now: left alone
+        ("py311_cpu/deepspeed_shm_comm/shm.o", 3600, False),  # not a lock
+        (None, 0, False),  # no extensions built yet
+    ],
+)
+def test_a_stale_torch_extension_lock_is_named_instead_of_waited_for(monkeypatch, tmp_path, layout, age_s, stale):
+    """A run killed while DeepSpeed built or loaded its op leaves `lock`; the next DeepSpeed start waited for it
+    forever (three torchrun tests hung 900 s each in CI). The command line names it and says to delete it."""
+    from r1_gui.cli_errors import UserError
+    from r1_gui.training.precheck import check_extension_locks
+
+    root = tmp_path / "extensions"
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(root))
+    now = time.time()
+    if layout:
+        (root / layout).parent.mkdir(parents=True)
+        (root / layout).touch()
+        os.utime(root / layout, (now - age_s, now - age_s))
+    if not stale:
+        check_extension_locks(now)
+        return
+    with pytest.raises(UserError) as error:
+        check_extension_locks(now)
+    assert f"rm {root / layout}" in str(error.value) and f"left {round(age_s / 60)} min ago" in str(error.value)
+
+
+def test_the_default_extension_root_follows_xdg_cache_home(monkeypatch, tmp_path):
+    from r1_gui.training.precheck import extension_locks_root
+
+    monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert extension_locks_root() == tmp_path / "torch_extensions"
+
+
+def test_a_deepspeed_run_with_a_stale_lock_fails_before_torch_is_imported(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    lock = tmp_path / "extensions" / "deepspeed_shm_comm" / "lock"
+    lock.parent.mkdir(parents=True)
+    lock.touch()
+    os.utime(lock, (time.time() - 7200, time.time() - 7200))
+    argv = ["--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset, "--output_dir", tmp_path / "o"]
+    argv += ["--deepspeed", REPO / "local_scripts" / "zero2.json"]
+    done = subprocess.run([sys.executable, "-c", FAST, str(REPO / "src/r1_gui/grpo_gui.py"), *map(str, argv)],
+                          env={**os.environ, "TORCH_EXTENSIONS_DIR": str(lock.parents[1])}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert_first_error(done.returncode, done.stderr, f"{lock} is a torch extension build lock left 120 min ago")
+    assert "imported: []" in done.stderr
+
+
 def test_an_evaluation_of_a_local_path_that_does_not_exist_fails_at_once_in_a_fresh_clone(tiny_qwen2_vl, tmp_path):
     """eval/test_aitw.py --dataset data/nope where data/ does not exist went to the Hub: 10 retries, 26 s, a
     ConnectionError traceback (issue 54, item 3). Now one line, without asking the Hub (the Hub is out of reach)."""

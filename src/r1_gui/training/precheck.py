@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import time
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, one_line
@@ -65,6 +67,37 @@ def precheck(command: str, argv: list[str]) -> None:
     check_local_or_hub(settings["model_name_or_path"], "--model_name_or_path")
     if settings.get("dataset_name") and not settings.get("env_id"):
         check_local_or_hub(settings["dataset_name"], "--dataset_name", repo_type="dataset")
+    if settings.get("deepspeed"):
+        check_extension_locks()
+
+
+# How old a torch extension build lock may be before it is taken for one a stopped run left: a build holds it for
+# seconds to a few minutes, and every later load of that extension waits for it to go, with no end and no output.
+STALE_LOCK_S = 15 * 60
+
+
+def extension_locks_root() -> Path:
+    """Where torch builds the C++ extensions DeepSpeed loads at start (its CPU communication op, CPU Adam, ...):
+    $TORCH_EXTENSIONS_DIR, else $XDG_CACHE_HOME or ~/.cache, then torch_extensions."""
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        return Path(os.environ["TORCH_EXTENSIONS_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch_extensions"
+
+
+def check_extension_locks(now: float | None = None) -> None:
+    """Raise UserError on a torch extension lock file older than STALE_LOCK_S: a run stopped while it built or loaded
+    an extension leaves it behind, and a DeepSpeed run that loads that extension then waits for it forever."""
+    now = time.time() if now is None else now
+    root = extension_locks_root()
+    locks = [*root.glob("*/lock"), *root.glob("*/*/lock")]  # <root>/<name>/lock with TORCH_EXTENSIONS_DIR set
+    stale = sorted(lock for lock in locks if now - lock.stat().st_mtime > STALE_LOCK_S)
+    if stale:
+        minutes = round((now - stale[0].stat().st_mtime) / 60)
+        raise UserError(
+            f"{stale[0]} is a torch extension build lock left {minutes} min ago by a run that was stopped while "
+            "building or loading the extension: --deepspeed would wait for it forever. If no other run on this "
+            f"machine is starting right now, delete it: rm {' '.join(str(lock) for lock in stale)}"
+        )
 
 
 def config_flag_checked(argv) -> list[str]:
