@@ -29,7 +29,7 @@ WORKER = """
 import json, sys, time, tempfile
 from pathlib import Path
 import torch
-from r1_gui.evaluation.generate import HFGenerator
+from r1_gui.generation import HFGenerator
 from r1_gui.evaluation.steps.runner import _load_rows, generate_records
 from r1_gui.evaluation.steps.samples import load_samples
 

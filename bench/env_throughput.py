@@ -64,7 +64,7 @@ def generation_seconds(width: int, height: int, turns: int, max_new_tokens: int,
     from PIL import Image
 
     from r1_gui.envs import PhoneEnv
-    from r1_gui.evaluation.generate import HFGenerator
+    from r1_gui.generation import HFGenerator
     from r1_gui.synthetic.aguvis_records import HUMAN_TEMPLATE
     from r1_gui.tiny import build_tiny_model
 

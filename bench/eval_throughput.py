@@ -46,10 +46,10 @@ def main() -> None:
     parser.add_argument("--max_new_tokens", type=int, default=48)
     args = parser.parse_args()
 
-    from r1_gui.evaluation.generate import HFGenerator
     from r1_gui.evaluation.run.predictions_file import read_records
     from r1_gui.evaluation.steps.runner import generate_records
     from r1_gui.evaluation.steps.samples import as_rows, load_samples
+    from r1_gui.generation import HFGenerator
     from r1_gui.gui_datasets import load_gui_dataset
 
     sizes = (1, args.batch_size)

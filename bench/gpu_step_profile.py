@@ -175,7 +175,7 @@ def timed(owner, name: str, phase: str, phases: dict, sync, announce=None) -> No
 def compile_plain_generation(trainer, device: str) -> None:
     """Plain trl's generation with ours' --generation_compile settings and static cache sizes (in buckets, so that
     both sides compile the decode step as often): what a plain trl user would set on trl's GenerationConfig."""
-    from r1_gui.compiled_generation import generation_compile_settings, static_cache_length
+    from r1_gui.generation.compiled import generation_compile_settings, static_cache_length
 
     for name, value in generation_compile_settings(device).items():
         setattr(trainer.generation_config, name, value)

@@ -124,6 +124,20 @@ def test_lower_layers_import_only_from_below(package, allowed):
         ("agent", ("r1_gui.training", "r1_gui.multi_turn", "r1_gui.evaluation", "r1_gui.rewards")),
         ("multi_turn", ("r1_gui.demo",)),
         ("builder", ("r1_gui.evaluation", "r1_gui.training", "r1_gui.rewards")),
+        # generation serves training and evaluation alike: it imports neither (nor anything above them)
+        (
+            "generation",
+            (
+                "r1_gui.evaluation",
+                "r1_gui.training",
+                "r1_gui.multi_turn",
+                "r1_gui.agent",
+                "r1_gui.envs",
+                "r1_gui.rewards",
+                "r1_gui.demo",
+                "r1_gui.play",
+            ),
+        ),  # fmt: skip
     ],
 )
 def test_no_arrow_points_up(package, forbidden):

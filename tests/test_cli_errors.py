@@ -85,7 +85,7 @@ def broken_dataset(synthetic_dataset, folder: Path, **changes) -> Path:
         (["--reward_weights", "1", "2", "3"], ["--reward_weights has 3 values for 2 reward functions"]),
         (["--reward_kwargs", "{accuracy: 1"], ["--reward_kwargs is not valid JSON"]),
         (["--prompt_style", "nope"], ["unknown prompt style 'nope'"]),
-        (["--coordinates", "nope"], ["--coordinates must be auto or one of"]),
+        (["--coordinates", "nope"], ["--coordinates must be one of auto, normalized"]),
         (["--num_generation", "4"], ["--num_generation", "did you mean --num_generations"]),
         (["--config", "local_scripts/nope.yaml"], ["--config is given 2 times", "grpo.yaml, local_scripts/nope"]),
         (["--config=local_scripts/nope.yaml"], ["--config is given 2 times"]),

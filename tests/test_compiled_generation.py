@@ -1,4 +1,4 @@
-"""--generation_compile (r1_gui.compiled_generation): a static KV cache with a compiled decode step gives the greedy
+"""--generation_compile (r1_gui.generation.compiled): a static KV cache with a compiled decode step gives the greedy
 answers of the dynamic cache on the tiny Qwen2-VL, Qwen2.5-VL and Qwen3-VL, in evaluation (HFGenerator) and in the
 GRPO trainer's generation (with its deduplicated prefill); where it cannot apply it says why and changes nothing.
 
@@ -13,13 +13,13 @@ import torch
 from PIL import Image
 from transformers import StaticCache
 
-from r1_gui import compiled_generation
-from r1_gui.compiled_generation import (
+from r1_gui.generation import HFGenerator
+from r1_gui.generation import compiled as compiled_generation
+from r1_gui.generation.compiled import (
     check_cache_implementation,
     generation_compile_blocker,
     generation_compile_settings,
 )
-from r1_gui.evaluation.generate import HFGenerator
 
 ARCHITECTURES = ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"]
 
@@ -134,7 +134,7 @@ def test_grpo_generation_on_the_static_cache_gives_the_same_completions(
     plain, batch = grpo_trainer(tiny_qwen2_5_vl, synthetic_dataset, tmp_path / "plain", generation_compile=False)
     expected = plain._generate_and_score_completions(batch)["completion_ids"]
     monkeypatch.setattr(compiled_generation, "generation_compile_settings", static_cache_only)
-    with caplog.at_level(logging.INFO, logger="r1_gui.compiled_generation"):
+    with caplog.at_level(logging.INFO, logger="r1_gui.generation.compiled"):
         trainer, _ = grpo_trainer(tiny_qwen2_5_vl, synthetic_dataset, tmp_path / "static", generation_compile=True)
     assert "--generation_compile: training's generation runs on a static KV cache" in caplog.text
     assert trainer.generation_config.cache_implementation == "static"
@@ -226,7 +226,7 @@ def test_the_evaluation_flag_reaches_the_config():
     import argparse
 
     from r1_gui.evaluation.config import EvalConfig
-    from r1_gui.evaluation.generate import add_backend_arguments
+    from r1_gui.generation import add_backend_arguments
 
     parser = argparse.ArgumentParser()
     add_backend_arguments(parser)

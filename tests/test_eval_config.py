@@ -7,6 +7,7 @@ import pytest
 
 from r1_gui.builder import BuildConfig, build_config
 from r1_gui.builder import parse_args as builder_args
+from r1_gui.cli_errors import UserError
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.steps.cli import parse_args as eval_args
@@ -35,10 +36,11 @@ def test_eval_command_line_sets_every_field_once():
 
 
 def test_play_command_line_builds_the_generators_config():
+    from r1_gui.generation import GenerationSettings
     from r1_gui.play import parse_args as play_args
 
     args = play_args(["--model", "m", "--prompt_style", "think_answer", "--seed", "5", "--device", "cpu"])
-    config = EvalConfig.from_args(args)
+    config = GenerationSettings.from_args(args)
     assert (config.prompt_style, config.seed, config.device) == ("think_answer", 5, "cpu")  # seed: the env's too
     assert config.max_new_tokens == EvalConfig().max_new_tokens  # the shared generation flags' defaults
 
@@ -59,7 +61,8 @@ def test_play_command_line_builds_the_generators_config():
     ],
 )
 def test_eval_config_says_what_to_change(setting, message):
-    with pytest.raises(EvaluationError, match=message):
+    """A UserError (printed as one line): the generation settings' own, or an EvaluationError (--protocol)."""
+    with pytest.raises(EvaluationError if "protocol" in setting else UserError, match=message):
         EvalConfig(**setting)
 
 
@@ -82,7 +85,8 @@ def test_builder_command_line_builds_its_config_once():
 
 
 def test_make_generator_builds_the_backends_generator_from_the_config(monkeypatch):
-    from r1_gui.evaluation import generate
+    from r1_gui.generation import GenerationSettings
+    from r1_gui.generation import generators as generate
 
     made = []
     monkeypatch.setattr(generate, "VLLMGenerator", lambda path, config: made.append(("vllm", path, config)))
@@ -90,6 +94,7 @@ def test_make_generator_builds_the_backends_generator_from_the_config(monkeypatc
     generate.make_generator("runs/ckpt", EvalConfig(max_new_tokens=32))
     assert made[-1] == ("hf", "runs/ckpt", EvalConfig(max_new_tokens=32))
     generate.make_generator("runs/ckpt", backend="vllm", vllm_gpu_memory_utilization=0.5)
-    assert made[-1] == ("vllm", "runs/ckpt", EvalConfig(backend="vllm", vllm_gpu_memory_utilization=0.5))
-    with pytest.raises(TypeError, match="unknown evaluation setting"):  # the pre-EvalConfig keyword is gone
+    vllm = GenerationSettings(backend="vllm", vllm_gpu_memory_utilization=0.5)  # no config: the generation defaults
+    assert made[-1] == ("vllm", "runs/ckpt", vllm)
+    with pytest.raises(TypeError, match="unknown generation setting"):  # the pre-EvalConfig keyword is gone
         generate.make_generator("runs/ckpt", gpu_memory_utilization=0.5)

@@ -16,6 +16,7 @@ from PIL import Image
 
 from r1_gui.actions import extract_action
 from r1_gui.builder import build
+from r1_gui.cli_errors import UserError
 from r1_gui.evaluation import (
     EvaluationError,
     HFGenerator,
@@ -575,7 +576,7 @@ def test_a_missing_image_fails_only_its_sample(tiny_qwen2_vl, eval_dataset, tmp_
 
 def test_the_vllm_backend_without_vllm_says_how_to_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
-    with pytest.raises(EvaluationError, match=r"pip install vllm==0\.31\.0 \(or R1_GUI_GPU=1 bash setup\.sh\)"):
+    with pytest.raises(UserError, match=r"pip install vllm==0\.31\.0 \(or R1_GUI_GPU=1 bash setup\.sh\)"):
         evaluate("no/such/model", tmp_path / "no-dataset", output_dir=tmp_path / "o", backend="vllm")
     argv = ["--model_name_or_path", "no/such/model", "--dataset", str(tmp_path / "no-dataset"),
             "--output_dir", str(tmp_path / "o"), "--backend", "vllm"]  # fmt: skip

@@ -7,8 +7,8 @@ import re
 import pytest
 from PIL import Image
 
+from r1_gui.cli_errors import UserError
 from r1_gui.evaluation.config import EvalConfig
-from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given, preset_overrides
 from r1_gui.evaluation.run.protocol import (
     episode_prompt_sha256,
@@ -82,7 +82,7 @@ def test_bounds_that_cross_are_refused_naming_both(tmp_path):
     message = (
         r"--min_pixels 60000 and --max_pixels 50176 bound .* \(min_pixels from flags, max_pixels from checkpoint\)"
     )
-    with pytest.raises(EvaluationError, match=message):
+    with pytest.raises(UserError, match=message):  # generation.settings.checked_pixel_bounds: one line in the CLIs
         resolve_image_settings(EvalConfig(min_pixels=60000), folder)
 
 

@@ -111,7 +111,7 @@ def test_the_loss_takes_an_advantage_per_token():
 
 
 def test_the_static_cache_and_compile_internals_generation_compile_uses():
-    """r1_gui.compiled_generation: transformers compiles the decode step off accelerators only with CompileConfig's
+    """r1_gui.generation.compiled: transformers compiles the decode step off accelerators only with CompileConfig's
     private `_compile_all_devices`; repeated_prompts keeps a static layer's `batch_size` and fixed addresses after
     copying its `keys` / `values` to the full batch."""
     import torch

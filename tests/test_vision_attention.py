@@ -171,7 +171,7 @@ def test_a_model_saved_with_batched_windows_loads_with_sdpa(tiny_qwen2_5_vl, tmp
 
 
 def test_the_evaluation_generator_batches_the_windows_when_asked(tiny_qwen2_5_vl):
-    from r1_gui.evaluation.generate import HFGenerator
+    from r1_gui.generation import HFGenerator
 
     for choice, expected in (("batched_windows", BATCHED_WINDOWS), ("auto", "sdpa")):  # auto: sdpa on the CPU
         generator = HFGenerator(tiny_qwen2_5_vl, EvalConfig(device="cpu", vision_attention=choice, max_new_tokens=4))

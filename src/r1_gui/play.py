@@ -13,7 +13,7 @@ episode with each action on its screen (the click point, the swipe arrow, the ac
 for a .gif path, a PNG strip for any other. The environment is built in this process, or with --env_backend ray on a
 Ray cluster (README "Environments on a cluster"). An environment with a fixed number of episodes (a recorded split)
 plays each at most once. A checkpoint (--model_name_or_path) is asked as the step evaluation asks it
-(r1_gui.evaluation.generate.HFGenerator): the screenshot, the instruction and the previous actions in the Aguvis
+(r1_gui.generation.HFGenerator): the screenshot, the instruction and the previous actions in the Aguvis
 human-turn wording, one step at a time; eval/test_phone.py evaluates checkpoints trained on whole episodes.
 """
 
@@ -33,7 +33,7 @@ POLICIES = ("expert", "random")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from r1_gui.envs.contract import add_env_arguments
     from r1_gui.envs.runtime.backend import add_pool_arguments
-    from r1_gui.evaluation.generate import add_generation_arguments
+    from r1_gui.generation import add_generation_arguments
 
     parser = command_parser(__doc__, prog="python -m r1_gui.play")
     add_env_arguments(parser)
@@ -73,10 +73,10 @@ class ModelPolicy:
     parses (the environment then reports why)."""
 
     def __init__(self, args: argparse.Namespace):
-        from r1_gui.evaluation.config import EvalConfig
-        from r1_gui.evaluation.generate import HFGenerator
+        from r1_gui.generation import GenerationSettings, HFGenerator
 
-        self.generator = HFGenerator(args.model_name_or_path, EvalConfig.from_args(args))  # --seed seeds sampling
+        settings = GenerationSettings.from_args(args)  # --seed seeds sampling
+        self.generator = HFGenerator(args.model_name_or_path, settings)
         self.history: list[str] = []
 
     def reset(self) -> None:

@@ -9,16 +9,18 @@ and their aggregation; ``samples``; ``report``, report.md and the gallery; ``cli
 ``run/`` (the bookkeeping both share: ``protocol``, the card every metrics.json carries; ``resume``;
 ``fingerprint``; ``predictions_file``), ``peers/`` (the peers' benchmarks and numbers: ``benchmarks``,
 ``guir1_eval``, ``guir1_predictions``, ``presets`` for ``--protocol``), ``stats/`` (``intervals``, ``compare``:
-``python -m r1_gui.evaluation.stats.compare``); at the top ``config`` (``EvalConfig``: every setting), ``errors``
-(``EvaluationError``) and ``generate`` (the hf and vllm generators, which ``play`` and the benches use too).
-Importing the package imports neither torch nor transformers; a generator imports them when it is built.
+``python -m r1_gui.evaluation.stats.compare``); at the top ``config`` (``EvalConfig``: every setting, the
+generators' ``GenerationSettings`` extended) and ``errors`` (``EvaluationError``). The generators it asks live in
+``r1_gui.generation`` (shared with ``play``, the benches and training's prompting); ``HFGenerator``,
+``VLLMGenerator`` and ``make_generator`` are exported here too. Importing the package imports neither torch nor
+transformers; a generator imports them when it is built.
 """
 
 from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.generate import HFGenerator, VLLMGenerator, make_generator
 from r1_gui.evaluation.metrics import METRICS, aggregate, paper_param_match, score_output
 from r1_gui.evaluation.steps.runner import evaluate, evaluate_predictions, score_predictions
+from r1_gui.generation import HFGenerator, VLLMGenerator, make_generator
 
 __all__ = [
     "METRICS",

@@ -296,24 +296,11 @@ def command_parser_for(dataclass_types: tuple) -> TrlParser:
 
 def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
     """--coordinates, with auto resolved from the architecture and prompt style; --prompt_style auto is set to the
-    architecture's own style first (in ``data_args``, for everything after). Both resolved values are logged."""
-    from r1_gui.actions import COORDINATE_SYSTEMS
-    from r1_gui.prompts import default_coordinates, resolve_prompt_style
+    architecture's own style first (in ``data_args``, for everything after): ``generation.resolve_prompting``, the
+    evaluation's resolution too."""
+    from r1_gui.generation.prompting import resolve_prompting
 
-    asked = (data_args.prompt_style, data_args.coordinates)
-    data_args.prompt_style = resolve_prompt_style(data_args.prompt_style, model_type)
-    coordinates = data_args.coordinates
-    if coordinates == "auto":
-        coordinates = default_coordinates(model_type, data_args.prompt_style)
-    elif coordinates not in COORDINATE_SYSTEMS:
-        raise ValueError(f"--coordinates must be auto or one of {', '.join(COORDINATE_SYSTEMS)}")
-    if "auto" in asked:
-        logger.info(
-            "%s: --prompt_style %s -> %s, --coordinates %s -> %s",
-            model_type,
-            *(asked[0], data_args.prompt_style),
-            *(asked[1], coordinates),
-        )
+    data_args.prompt_style, coordinates = resolve_prompting(data_args.prompt_style, data_args.coordinates, model_type)
     return coordinates
 
 

@@ -110,14 +110,14 @@ class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPOConfig):
             "help": "Generate on a static KV cache with a compiled decode step (torch.compile; CUDA graphs on a GPU) "
             "instead of the dynamic cache: the same greedy answers; the first step pays the compilation. Off by "
             "default until a GPU measures it faster (bench/gpu_kit.sh). Not applied, with one log line saying why, "
-            "under vLLM, ZeRO-3 or FSDP. See r1_gui.compiled_generation."
+            "under vLLM, ZeRO-3 or FSDP. See r1_gui.generation.compiled."
         },
     )
 
     def __post_init__(self):
         check_generation_batch(self)
         if self.generation_compile:
-            from r1_gui.compiled_generation import check_cache_implementation
+            from r1_gui.generation.compiled import check_cache_implementation
 
             check_cache_implementation(self.cache_implementation)
         if self.average_last_steps < 0 or 0 < self.max_steps < self.average_last_steps:

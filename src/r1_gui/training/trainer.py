@@ -71,7 +71,7 @@ class GUIGRPOBase(ResumesCheckpoints, GRPOSeam):
     7. Resuming (`r1_gui.training.resume.ResumesCheckpoints`, shared with SFT): a checkpoint's weights are read as
        `from_pretrained` reads them, and a run resumed at `max_steps` runs no further step.
     8. Compiled generation (in `__init__`): with `generation_compile=True` (or GUIGRPOConfig's `generation_compile`)
-       HF generation runs on a static KV cache with a compiled decode step (`r1_gui.compiled_generation`); the
+       HF generation runs on a static KV cache with a compiled decode step (`r1_gui.generation.compiled`); the
        parent builds its GenerationConfig with `disable_compile=True`, so its `cache_implementation="static"` alone
        runs uncompiled. Where it cannot apply (vLLM, ZeRO-3, FSDP, a model not marked compilable) one log line says
        why and generation is the parent's. Each generation (in `generate_turn`) sizes the static cache in buckets
@@ -168,7 +168,7 @@ class GUIGRPOBase(ResumesCheckpoints, GRPOSeam):
 
     # -- 8. compiled generation ---------------------------------------------------------------------------------
     def _use_compiled_generation(self) -> None:
-        from r1_gui.compiled_generation import (
+        from r1_gui.generation.compiled import (
             check_cache_implementation,
             generation_compile_blocker,
             generation_compile_settings,
@@ -189,7 +189,7 @@ class GUIGRPOBase(ResumesCheckpoints, GRPOSeam):
 
     def generate_turn(self, prompt_ids, *args, **kwargs):
         if self._compiled_generation:  # the static cache's length in buckets (fewer recompiles)
-            from r1_gui.compiled_generation import static_cache_length
+            from r1_gui.generation.compiled import static_cache_length
 
             multiple = self.pad_to_multiple_of or 1
             longest = -(-max(len(ids) for ids in prompt_ids) // multiple) * multiple

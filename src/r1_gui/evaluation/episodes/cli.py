@@ -30,7 +30,7 @@ from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.runtime.backend import add_pool_arguments
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.config import EvalConfig
-from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
+from r1_gui.generation import add_backend_arguments, add_generation_arguments
 
 logger = logging.getLogger("r1_gui.evaluation")
 

@@ -7,7 +7,7 @@
 Episode i plays task tasks[i % len(tasks)] (the tasks the environment declares, or those asked for) with reset seed
 seed_offset + i; an environment that declares `episode_count` (a recorded split) plays each of its episodes at most
 once. The agent sees exactly what multi-turn training shows it (`r1_gui.agent.context`), asked through the step
-evaluation's generators (HF or vLLM, LoRA adapter folders, `--vision_attention`: `evaluation.generate`), in batches
+evaluation's generators (HF or vLLM, LoRA adapter folders, `--vision_attention`: `r1_gui.generation`), in batches
 of `batch_size` episodes that step side by side in a pool (`r1_gui.envs.runtime.backend`: this machine's worker
 processes, or Ray actors on a cluster).
 
@@ -40,7 +40,6 @@ from r1_gui.evaluation.run.protocol import (
     episode_history,
     episode_prompt_sha256,
     episode_split,
-    log_warnings,
     protocol_card,
     resolve_image_settings,
 )
@@ -62,6 +61,7 @@ from r1_gui.evaluation.steps.report import (
     settings_lines,
     with_interval,
 )
+from r1_gui.generation.settings import log_warnings
 from r1_gui.scoring import click_hit
 
 logger = logging.getLogger(__name__)
@@ -263,7 +263,7 @@ def write_report(output_dir: Path, metrics: dict, records: Sequence[dict], setti
 
 
 class GeneratorPolicy:
-    """A step evaluation generator (`evaluation.generate`) answering episode turns: the agent loop's policy."""
+    """A step evaluation generator (`r1_gui.generation`) answering episode turns: the agent loop's policy."""
 
     def __init__(self, generator):
         self.generator = generator
@@ -327,7 +327,7 @@ def evaluate_episodes(
         # The model loads before any file is written or cleared: one that does not load leaves the folder as it was.
         generator = None
         if todo:
-            from r1_gui.evaluation.generate import make_generator
+            from r1_gui.generation import make_generator
 
             generator = make_generator(model_name_or_path, config)
         if config.overwrite:

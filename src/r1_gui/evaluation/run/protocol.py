@@ -38,12 +38,11 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
-from r1_gui.actions.coords import IMAGE_FACTOR, check_pixel_bounds
-from r1_gui.checkpoints import saved_image_settings
-from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig
-from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.actions.coords import IMAGE_FACTOR
+from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.peers.presets import PRESETS, preset_overrides
 from r1_gui.evaluation.run.fingerprint import dataset_fingerprint
+from r1_gui.generation.settings import checked_pixel_bounds, resolve_pixel_bounds
 from r1_gui.prompts import attach_image, build_prompt, chat_template_kwargs, parse_history, stop_token
 
 logger = logging.getLogger(__name__)
@@ -109,30 +108,13 @@ def resolve_image_settings(config: EvalConfig, model_name_or_path: str | Path | 
     leaves None comes from the model folder's saved processor (the training run's), else r1_gui's default; a bound
     it sets is kept, with a warning when the checkpoint saved another value (the numbers then differ from what the
     model was trained to see): the caller logs them (``log_warnings``) once its other checks passed, so a refused
-    run says one line. EvaluationError when min_pixels ends above max_pixels."""
-    saved = saved_image_settings(model_name_or_path) if model_name_or_path is not None else {}
-    values, sources, warnings = {}, {}, []
-    for bound, default in (("min_pixels", DEFAULT_MIN_PIXELS), ("max_pixels", DEFAULT_MAX_PIXELS)):
-        given = getattr(config, bound)
-        if given is not None:
-            preset = PRESETS[config.protocol].settings if config.protocol else {}
-            values[bound] = given
-            sources[bound] = f"--protocol {config.protocol}" if preset.get(bound) == given else "flags"
-            if bound in saved and saved[bound] != given:
-                warnings.append(
-                    f"--{bound} {given} differs from the checkpoint's saved processor ({saved[bound]}, in "
-                    f"{saved['file']}: the training run's setting); the model sees other screenshots than in "
-                    f"training. Leave --{bound} out to use the checkpoint's"
-                )
-        elif bound in saved:
-            values[bound], sources[bound] = saved[bound], "checkpoint"
-        else:
-            values[bound], sources[bound] = default, "defaults"
-    try:
-        check_pixel_bounds(values["min_pixels"], values["max_pixels"])  # one check, the flags' and the training's
-    except ValueError as error:
-        where = f"min_pixels from {sources['min_pixels']}, max_pixels from {sources['max_pixels']}"
-        raise EvaluationError(f"{error} ({where})") from None
+    run says one line. UserError when min_pixels ends above max_pixels."""
+    values, sources, warnings, saved = resolve_pixel_bounds(config, model_name_or_path)
+    preset = PRESETS[config.protocol].settings if config.protocol else {}
+    for bound in ("min_pixels", "max_pixels"):
+        if sources[bound] == "flags" and preset.get(bound) == values[bound]:
+            sources[bound] = f"--protocol {config.protocol}"
+    checked_pixel_bounds(values, sources)
     factor = saved["patch_size"] * saved["merge_size"] if {"patch_size", "merge_size"} <= set(saved) else IMAGE_FACTOR
     image = {
         **values,
@@ -143,11 +125,6 @@ def resolve_image_settings(config: EvalConfig, model_name_or_path: str | Path | 
         "factor": factor,
     }
     return config.with_settings(**values), image, warnings
-
-
-def log_warnings(warnings: Sequence[str]) -> None:
-    for warning in warnings:
-        logger.warning(warning)
 
 
 # ------------------------------------------------------------------------------------------------- the card

@@ -33,11 +33,11 @@ import logging
 import sys
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
-from r1_gui.evaluation.config import EvalConfig, default
+from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.generate import add_backend_arguments, add_generation_arguments
 from r1_gui.evaluation.peers.benchmarks import BENCHMARKS
 from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given
+from r1_gui.generation import add_backend_arguments, add_generation_arguments
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 
@@ -71,23 +71,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
     parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
     parser.add_argument(
-        "--max_samples", type=int, default=default("max_samples"), help="evaluate the first N rows only"
+        "--max_samples", type=int, default=EvalConfig.default("max_samples"), help="evaluate the first N rows only"
     )
     parser.add_argument(
-        "--batch_size", type=int, default=default("batch_size"), help="prompts per generate call (default: 16)"
+        "--batch_size",
+        type=int,
+        default=EvalConfig.default("batch_size"),
+        help="prompts per generate call (default: 16)",
     )
     add_generation_arguments(parser)
     parser.add_argument(
         "--protocol",
         choices=tuple(PRESETS),
-        default=default("protocol"),
+        default=EvalConfig.default("protocol"),
         help="the settings a peer's own evaluation used (r1v: R1-V-GUI-Agent's eval/test_aitw.py; guir1: GUI-R1's "
         "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
         "r1_gui/evaluation/peers/presets.py for where each value comes from and what is not reproduced",
     )
     add_backend_arguments(parser)
     parser.add_argument(
-        "--gallery_size", type=int, default=default("gallery_size"), help="annotated screenshots in the report; 0: none"
+        "--gallery_size",
+        type=int,
+        default=EvalConfig.default("gallery_size"),
+        help="annotated screenshots in the report; 0: none",
     )
     parser.add_argument(
         "--overwrite",

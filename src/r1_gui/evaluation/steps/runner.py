@@ -26,14 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from r1_gui.evaluation.config import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, EvalConfig, eval_config
-from r1_gui.evaluation.generate import (
-    make_generator,
-    model_type_of,
-    require_vllm,
-    resolve_coordinates,
-    resolve_prompting,
-)
+from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.metrics import SCORE_NAMES, aggregate, score_output
 from r1_gui.evaluation.peers.benchmarks import benchmark_metrics, load_benchmark
 from r1_gui.evaluation.run.fingerprint import dataset_fingerprint
@@ -46,7 +39,6 @@ from r1_gui.evaluation.run.predictions_file import (
     write_records,
 )
 from r1_gui.evaluation.run.protocol import (
-    log_warnings,
     protocol_card,
     resolve_image_settings,
     step_history,
@@ -70,6 +62,9 @@ from r1_gui.evaluation.steps.samples import (
     load_samples,
     screen_size,
 )
+from r1_gui.generation.generators import make_generator, require_vllm
+from r1_gui.generation.prompting import model_type_of, resolve_prompting
+from r1_gui.generation.settings import DEFAULT_MAX_PIXELS, DEFAULT_MIN_PIXELS, log_warnings
 from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)
@@ -220,7 +215,7 @@ def evaluate(
         require_vllm()
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples, required=("id", "image", "problem", "solution"))
-    config = resolve_prompting(config, model_type_of(model_name_or_path))
+    config = config.prompting_resolved(model_type_of(model_name_or_path))
     config, image, warnings = resolve_image_settings(config, model_name_or_path)
     settings = {
         "model_name_or_path": str(Path(model_name_or_path)),
@@ -344,7 +339,7 @@ def evaluate_predictions(
     rows, source = _load_rows(dataset, split, config.benchmark)
     samples = load_samples(rows, max_samples=config.max_samples)
     outputs = read_predictions_file(predictions, _all_ids(rows))
-    config, image, warnings = resolve_image_settings(resolve_prompting(config, None))
+    config, image, warnings = resolve_image_settings(config.prompting_resolved(None))
     coordinates = config.coordinates
     min_pixels, max_pixels = config.min_pixels, config.max_pixels
     settings = {
@@ -420,5 +415,5 @@ def score_predictions(
     unknown = sorted(set(predictions) - {sample.id for sample in samples})
     if unknown:
         raise EvaluationError(f"{len(unknown)} prediction ids are not among the rows, e.g. {unknown[:3]}")
-    coordinates = resolve_coordinates(coordinates, None, "aguvis")
+    coordinates = resolve_prompting("aguvis", coordinates, None)[1]
     return aggregate(_score_outputs(rows, samples, predictions, coordinates, min_pixels, max_pixels))

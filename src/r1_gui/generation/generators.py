@@ -9,122 +9,37 @@
   ``r1_gui.training.trainer.GUIGRPOTrainer`` stops at;
 - decoding with special tokens skipped, so an aguvis completion reads "Thought...\\nassistantos\\ncode".
 
-Every setting comes from an ``EvalConfig`` (``r1_gui.evaluation.config``); keyword arguments are its fields,
-applied on top of it. torch, transformers and vllm are imported when a generator is built, never at import time.
+Every setting comes from a ``GenerationSettings`` (``generation.settings``; an evaluation's ``EvalConfig`` is one);
+keyword arguments are its fields, applied on top of it. torch, transformers and vllm are imported when a generator
+is built, never at import time.
 
-    generator = HFGenerator("runs/ckpt", EvalConfig(prompt_style="aguvis", max_new_tokens=256))
+    generator = HFGenerator("runs/ckpt", GenerationSettings(prompt_style="aguvis", max_new_tokens=256))
     generator = HFGenerator("runs/ckpt", max_new_tokens=256)  # the same, from the defaults
     outputs = generator.generate([{"problem": row["problem"], "image": screenshot}, ...], batch_size=16)
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from r1_gui.checkpoints import config_folder, load_model
-from r1_gui.evaluation.config import BACKENDS, COORDINATE_CHOICES, DEVICES, EvalConfig, default, eval_config
-from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.run.protocol import log_warnings, resolve_image_settings
-from r1_gui.evaluation.steps.samples import screen_size
-from r1_gui.gui_datasets import open_screenshot
-from r1_gui.model_types import folder_model_type
-from r1_gui.prompts import (
-    PROMPT_STYLE_CHOICES,
-    attach_image,
-    build_prompt,
-    chat_template_kwargs,
-    default_coordinates,
-    resolve_prompt_style,
-    stop_token_ids,
+from r1_gui.actions.coords import resized_size
+from r1_gui.checkpoints import load_model
+from r1_gui.cli_errors import UserError
+from r1_gui.generation.prompting import model_type_of
+from r1_gui.generation.settings import (
+    GenerationSettings,
+    checked_pixel_bounds,
+    generation_settings,
+    log_warnings,
+    resolve_pixel_bounds,
 )
-from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, apply_vision_attention
-
-logger = logging.getLogger(__name__)
+from r1_gui.gui_datasets import open_screenshot
+from r1_gui.prompts import attach_image, build_prompt, chat_template_kwargs, stop_token_ids
+from r1_gui.vision_attention import apply_vision_attention
 
 VLLM_INSTALL = "pip install vllm==0.31.0 (or R1_GUI_GPU=1 bash setup.sh) on a machine with an NVIDIA GPU"
-
-
-def _flag(parser, name: str, help: str, **kwargs) -> None:
-    """--NAME with EvalConfig's default for the field of that name (one home for each default)."""
-    parser.add_argument(f"--{name}", default=kwargs.pop("default", default(name)), help=help, **kwargs)
-
-
-def add_generation_arguments(parser, prompting: bool = True, max_new_tokens: int | None = None) -> None:
-    """The flags that say how a checkpoint is asked (decoding, system prompt, screenshot size; with ``prompting``
-    also the prompt style and coordinates), with the generators' defaults (``EvalConfig``'s; ``max_new_tokens``
-    overrides that one); eval/test_aitw.py, eval/test_phone.py and ``python -m r1_gui.play`` share them."""
-    tokens = max_new_tokens or default("max_new_tokens")
-    _flag(parser, "max_new_tokens", f"new tokens per answer (default: {tokens})", type=int, default=tokens)
-    _flag(parser, "temperature", "0 (default) is greedy; > 0 samples", type=float)
-    if prompting:
-        _flag(parser, "prompt_style", "as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; "
-              "others: aguvis)", choices=PROMPT_STYLE_CHOICES)  # fmt: skip
-        _flag(parser, "coordinates", "how the model writes points; auto: from the architecture and prompt style, "
-              "as training", choices=COORDINATE_CHOICES)  # fmt: skip
-    _flag(parser, "system_prompt", "replace the style's system prompt, as in training")
-    add_pixel_arguments(parser)
-
-
-def add_backend_arguments(parser) -> None:
-    """The flags that say where and how the model runs (backend, device, dtype, vision attention, vLLM's memory
-    share) and the sampling seed: eval/test_aitw.py's and eval/test_phone.py's."""
-    _flag(parser, "backend", "hf (any machine) or vllm (GPU)", choices=BACKENDS)
-    _flag(parser, "device", "hf backend device", choices=DEVICES)
-    _flag(parser, "dtype", "weights dtype", choices=("auto", "bfloat16", "float16", "float32"))
-    _flag(parser, "vision_attention", "hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its "
-          "equal-size images) as one sdpa call per size (the same output), model as transformers does, auto batched "
-          "on CUDA only (default)", choices=VISION_ATTENTION_CHOICES)  # fmt: skip
-    _flag(parser, "generation_compile", "hf backend: generate on a static KV cache with a compiled decode step "
-          "(the same greedy answers; the first batch pays the compilation; off by default until a GPU measures it "
-          "faster)", action=argparse.BooleanOptionalAction)  # fmt: skip
-    _flag(parser, "vllm_gpu_memory_utilization", "vllm backend only", type=float)
-    _flag(parser, "seed", "sampling seed (matters with --temperature > 0)", type=int)
-
-
-def add_pixel_arguments(parser) -> None:
-    """--min_pixels and --max_pixels: left out, the checkpoint's saved processor's (what training used)."""
-    for bound, what in (("min_pixels", "smallest"), ("max_pixels", "largest")):
-        parser.add_argument(
-            f"--{bound}",
-            type=int,
-            default=default(bound),
-            help=f"{what} screenshot area (default: the checkpoint's saved processor's, as in training; a value "
-            "that differs from it is warned about and recorded in the protocol card)",
-        )
-
-
-def model_type_of(model_name_or_path: str | Path) -> str | None:
-    """config.json's model_type of a local folder (Hub ids go through the cache), read without importing torch."""
-    return folder_model_type(config_folder(model_name_or_path))  # a LoRA adapter's: its base model's
-
-
-def resolve_coordinates(coordinates: str, model_type: str | None, prompt_style: str) -> str:
-    """``coordinates``, or for "auto" the convention the checkpoint prints (``prompts.default_coordinates``)."""
-    if coordinates not in COORDINATE_CHOICES:
-        raise EvaluationError(f"--coordinates must be one of {', '.join(COORDINATE_CHOICES)}, got {coordinates!r}")
-    if coordinates != "auto":
-        return coordinates
-    return default_coordinates(model_type or "", prompt_style)
-
-
-def resolve_prompting(config: EvalConfig, model_type: str | None) -> EvalConfig:
-    """``config`` with its prompt style and coordinates resolved for ``model_type`` (None: no model, as for a
-    predictions file): "auto" becomes the architecture's own (``prompts.default_prompt_style``, then
-    ``default_coordinates``), and a resolved value is logged."""
-    prompt_style = resolve_prompt_style(config.prompt_style, model_type)
-    coordinates = resolve_coordinates(config.coordinates, model_type, prompt_style)
-    if "auto" in (config.prompt_style, config.coordinates):
-        logger.info(
-            "%s: --prompt_style %s -> %s, --coordinates %s -> %s",
-            model_type or "no model",
-            *(config.prompt_style, prompt_style),
-            *(config.coordinates, coordinates),
-        )
-    return config.with_settings(prompt_style=prompt_style, coordinates=coordinates)
 
 
 def require_vllm() -> None:
@@ -132,7 +47,7 @@ def require_vllm() -> None:
     try:
         import vllm  # noqa: F401
     except ImportError as error:
-        raise EvaluationError(
+        raise UserError(
             f"--backend vllm needs vLLM, which is not importable here ({error}): {VLLM_INSTALL}; or use --backend hf"
         ) from None
 
@@ -144,7 +59,7 @@ class _Generator:
     def __init__(
         self,
         model_name_or_path: str | Path,
-        config: EvalConfig | None = None,
+        config: GenerationSettings | None = None,
         *,
         padding_side: str | None = None,
         **settings: Any,
@@ -153,11 +68,13 @@ class _Generator:
 
         self.model_name_or_path = str(model_name_or_path)
         self.model_type = model_type_of(model_name_or_path)
-        config = eval_config(config, **settings)
+        config = generation_settings(config, **settings)
         if config.min_pixels is None or config.max_pixels is None:  # the checkpoint's saved bounds
-            config, _, warnings = resolve_image_settings(config, model_name_or_path)
+            bounds, sources, warnings, _ = resolve_pixel_bounds(config, model_name_or_path)
+            checked_pixel_bounds(bounds, sources)
             log_warnings(warnings)
-        self.config = config = resolve_prompting(config, self.model_type)
+            config = config.with_settings(**bounds)
+        self.config = config = config.prompting_resolved(self.model_type)
         self.processor = load_processor(
             model_name_or_path,
             config.min_pixels,
@@ -168,7 +85,7 @@ class _Generator:
         try:
             self.stop_token_ids = stop_token_ids(self.processor.tokenizer, config.prompt_style)
         except ValueError as error:
-            raise EvaluationError(str(error)) from None
+            raise UserError(str(error)) from None
 
     @property
     def coordinates(self) -> str:
@@ -183,7 +100,7 @@ class _Generator:
 
     def screen_size(self, image_size: tuple[int, int]) -> tuple[int, int]:
         """(width, height) of the screenshot this model sees, which "pixels" coordinates refer to."""
-        return screen_size(image_size, self.config.min_pixels, self.config.max_pixels, self.resize_factor)
+        return resized_size(*image_size, self.config.min_pixels, self.config.max_pixels, self.resize_factor)
 
     @property
     def min_pixels(self) -> int:
@@ -241,7 +158,7 @@ class HFGenerator(_Generator):
     "bfloat16", "float16" or "float32".
     """
 
-    def __init__(self, model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any):
+    def __init__(self, model_name_or_path: str | Path, config: GenerationSettings | None = None, **settings: Any):
         import torch
 
         super().__init__(model_name_or_path, config, padding_side="left", **settings)
@@ -249,7 +166,7 @@ class HFGenerator(_Generator):
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if device == "cuda" and not torch.cuda.is_available():
-            raise EvaluationError("--device cuda, but torch sees no CUDA device; use --device cpu")
+            raise UserError("--device cuda, but torch sees no CUDA device; use --device cpu")
         self.device = torch.device(device)
         dtype = dtype if dtype == "auto" else getattr(torch, dtype)
         self.model = load_model(model_name_or_path, dtype=dtype).to(self.device)  # a LoRA adapter: base + adapter
@@ -267,7 +184,7 @@ class HFGenerator(_Generator):
 
     def _static_cache(self, prompt_length: int) -> dict:
         """generate()'s keywords for --generation_compile, the cache's length in buckets (fewer recompiles)."""
-        from r1_gui.compiled_generation import static_cache_length
+        from r1_gui.generation.compiled import static_cache_length
 
         if not self.generation_settings:
             return {}
@@ -276,7 +193,7 @@ class HFGenerator(_Generator):
 
     def _compiled_generation_settings(self) -> dict:
         """generate()'s extra keywords for --generation_compile (none when it is off or cannot apply)."""
-        from r1_gui.compiled_generation import generation_compile_blocker, generation_compile_settings, report
+        from r1_gui.generation.compiled import generation_compile_blocker, generation_compile_settings, report
 
         if not self.config.generation_compile:
             return {}
@@ -340,11 +257,11 @@ class VLLMGenerator(_Generator):
     completion before the os-channel code.
     """
 
-    def __init__(self, model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any):
+    def __init__(self, model_name_or_path: str | Path, config: GenerationSettings | None = None, **settings: Any):
         require_vllm()
         from vllm import LLM, SamplingParams
 
-        from r1_gui.compiled_generation import generation_compile_blocker, report
+        from r1_gui.generation.compiled import generation_compile_blocker, report
 
         super().__init__(model_name_or_path, config, **settings)
         config = self.config
@@ -393,9 +310,11 @@ class VLLMGenerator(_Generator):
         return [self._cut_at_stop(result.outputs[0].token_ids) for result in results]
 
 
-def make_generator(model_name_or_path: str | Path, config: EvalConfig | None = None, **settings: Any) -> _Generator:
-    """The generator of ``config.backend`` (with ``settings``, EvalConfig fields, on top): an ``HFGenerator`` or a
-    ``VLLMGenerator``."""
-    config = eval_config(config, **settings)
-    generator = HFGenerator if config.backend == "hf" else VLLMGenerator  # EvalConfig allows no other backend
+def make_generator(
+    model_name_or_path: str | Path, config: GenerationSettings | None = None, **settings: Any
+) -> _Generator:
+    """The generator of ``config.backend`` (with ``settings``, GenerationSettings fields, on top): an
+    ``HFGenerator`` or a ``VLLMGenerator``."""
+    config = generation_settings(config, **settings)
+    generator = HFGenerator if config.backend == "hf" else VLLMGenerator  # the settings allow no other backend
     return generator(model_name_or_path, config)
