@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action, is_number, readable_answer, wait_action
+from .core import Action, answer_text, is_number, wait_action
 
 SCROLL_PAGE = 0.1  # magnitude written by the formatter; the parser keeps only the sign
 
@@ -174,9 +174,7 @@ def parse_aguvis(
     """Parse one Aguvis call (see the module docstring); None when it is not exactly one known literal call."""
     try:
         scale = coordinate_scale(coordinates, image_size)
-        if not readable_answer(text):
-            return None
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(answer_text(text).strip(), mode="eval")
         call = tree.body
         if not isinstance(call, ast.Call):
             return None

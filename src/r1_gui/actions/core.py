@@ -57,9 +57,12 @@ COORDINATE_TOLERANCE = 5e-4
 MAX_ANSWER_CHARS = 100_000
 
 
-def readable_answer(text: Any) -> bool:
-    """A str of at most MAX_ANSWER_CHARS characters: what every action parser agrees to read."""
-    return isinstance(text, str) and len(text) <= MAX_ANSWER_CHARS
+def answer_text(text: Any) -> str:
+    """``text`` when it is a str of at most MAX_ANSWER_CHARS characters, what every action parser agrees to read;
+    else ValueError, which each parser turns into its None."""
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
+        raise ValueError("not a string of at most MAX_ANSWER_CHARS characters")
+    return text
 
 
 def is_number(value: Any) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 
 from .aguvis import format_number, quote
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import DIRECTIONS, STATUSES, Action, is_number, readable_answer, wait_action
+from .core import DIRECTIONS, STATUSES, Action, answer_text, is_number, wait_action
 
 NO_TEXT = "no input text"
 GUIR1_NO_POINT = (-100, -100)  # GUI-R1's point (pixels) for an action without one
@@ -70,11 +70,9 @@ _SIMPLE_KEY = re.compile(r"\w+")
 
 def read_literal(text: str) -> Any:
     """The JSON or Python-literal value of ``text`` (``json.loads``, then ``ast.literal_eval``; never ``eval``).
-    Raises ValueError when it is neither, or not ``readable_answer`` (longer than ``MAX_ANSWER_CHARS``).
+    Raises ValueError when it is neither, or not ``answer_text`` (longer than ``MAX_ANSWER_CHARS``).
     Example: ``read_literal("[{'action': 'click'}]") == [{"action": "click"}]``."""
-    if not readable_answer(text):
-        raise ValueError("not a string of at most MAX_ANSWER_CHARS characters")
-    text = text.strip()
+    text = answer_text(text).strip()
     try:
         return json.loads(text)
     except (ValueError, RecursionError):

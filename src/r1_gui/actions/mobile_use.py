@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action, is_number, readable_answer, wait_action
+from .core import Action, answer_text, is_number, wait_action
 
 TOOL_NAME = "mobile_use"
 
@@ -99,9 +99,7 @@ def parse_mobile_use(
     """Parse one mobile_use tool call (see the module docstring); None when it is not one known action."""
     try:
         scale = coordinate_scale(coordinates, image_size)
-        if not readable_answer(text):
-            return None
-        arguments = _arguments(text)
+        arguments = _arguments(answer_text(text))
         return None if arguments is None else _build(arguments, scale)
     except (ValueError, TypeError, RecursionError, MemoryError, OverflowError):
         return None
