@@ -34,6 +34,8 @@ from r1_gui.tiny import ARCHS
 logger = logging.getLogger("r1_gui.demo")
 
 SYSTEM_PROMPT = "You are a GUI agent. Output the next action."
+# DemoConfig's fields that are the synthetic generator's settings, named as its keywords (r1_gui.synthetic.generate)
+SYNTHETIC_SETTINGS = ("width", "height", "grid", "task_mix", "decimals", "apps")
 HEADLINE = ("action_match_accuracy", "type_accuracy", "step_success", "param_accuracy", "parse_rate")
 
 
@@ -118,19 +120,8 @@ def build_data(config: DemoConfig, output_dir: Path, seed: int) -> dict:
     from r1_gui.builder import build
     from r1_gui.synthetic import generate
 
-    generate(
-        output_dir / "raw",
-        config.episodes,
-        seed=seed,
-        width=config.width,
-        height=config.height,
-        grid=config.grid,
-        task_mix=config.task_mix,
-        decimals=config.decimals,
-        apps=config.apps,
-        progress=False,
-        overwrite=True,
-    )
+    settings = {name: getattr(config, name) for name in SYNTHETIC_SETTINGS}
+    generate(output_dir / "raw", config.episodes, seed=seed, progress=False, overwrite=True, **settings)
     raw = output_dir / "raw"
     return build(
         [raw / "synthetic-l1.json"],

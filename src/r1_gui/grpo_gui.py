@@ -10,11 +10,10 @@ r1_gui.multi_turn.train; `--help` lists r1_gui's flags and the most used of trl'
 command line is checked (r1_gui.training.precheck) before torch and trl are imported, so a mistake fails at once.
 """
 
-import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main, user_errors
-from r1_gui.training.precheck import precheck
+from r1_gui.cli_errors import UserError, user_errors
+from r1_gui.training.precheck import training_cli
 
 
 def main(script_args, training_args, model_args, env_pool=None) -> None:
@@ -61,13 +60,7 @@ def parse_grpo_arguments(argv: list[str] | None = None):
     return parse(argv)
 
 
-@cli_main
-def cli(argv: list[str] | None = None) -> None:
-    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
-    precheck("grpo", argv)
-    main(*parse_grpo_arguments(argv))
+cli = training_cli("grpo", parse_grpo_arguments, main)  # the command line (r1_gui.training.precheck.training_cli)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,9 @@ python -m r1_gui.sft --config local_scripts/tiny_cpu_sft.yaml
 The command line is checked (r1_gui.training.precheck) before torch and trl are imported.
 """
 
-import logging
 import sys
 
-from r1_gui.cli_errors import cli_main
-from r1_gui.training.precheck import precheck
+from r1_gui.training.precheck import training_cli
 
 
 def main(script_args, training_args, model_args) -> None:
@@ -27,13 +25,7 @@ def parse_sft_arguments(argv: list[str] | None = None):
     return parse(argv)
 
 
-@cli_main
-def cli(argv: list[str] | None = None) -> None:
-    """The command line: a user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
-    precheck("sft", argv)
-    main(*parse_sft_arguments(argv))
+cli = training_cli("sft", parse_sft_arguments, main)  # the command line (r1_gui.training.precheck.training_cli)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action, is_number
+from .core import Action, answer_text, is_number, wait_action
 
 SCROLL_PAGE = 0.1  # magnitude written by the formatter; the parser keeps only the sign
 
@@ -63,8 +63,6 @@ _SIGNATURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "answer": ("answer", ("text",)),
 }
 _FORMAT_NAMES = {action_type: name for name, action_type in _POINT_CALLS.items()}
-
-MAX_CALL_CHARS = 100_000
 
 
 class _NotLiteral(Exception):
@@ -151,10 +149,7 @@ def _build(name: str, action_type: str, args: dict[str, Any], scale: tuple[float
         text = args.get(text_param)
         return Action(action_type, text=text) if isinstance(text, str) else None
     if action_type == "wait":
-        seconds = args.get("seconds")
-        if seconds is None:
-            return Action("wait")
-        return Action("wait", seconds=seconds) if is_number(seconds) and 0 <= seconds < float("inf") else None
+        return wait_action(args.get("seconds"))
     if action_type == "terminate":
         status = args.get("status")
         return Action("terminate", status=status) if status in ("success", "failure") else None
@@ -179,9 +174,7 @@ def parse_aguvis(
     """Parse one Aguvis call (see the module docstring); None when it is not exactly one known literal call."""
     try:
         scale = coordinate_scale(coordinates, image_size)
-        if not isinstance(text, str) or len(text) > MAX_CALL_CHARS:
-            return None
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(answer_text(text).strip(), mode="eval")
         call = tree.body
         if not isinstance(call, ast.Call):
             return None

@@ -53,6 +53,18 @@ TEXT_TYPES = ("type", "open_app", "answer")
 COORDINATE_TOLERANCE = 5e-4
 
 
+# A longer answer is refused unread by every action parser (a generation cut at its token limit is far shorter).
+MAX_ANSWER_CHARS = 100_000
+
+
+def answer_text(text: Any) -> str:
+    """``text`` when it is a str of at most MAX_ANSWER_CHARS characters, what every action parser agrees to read;
+    else ValueError, which each parser turns into its None."""
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
+        raise ValueError("not a string of at most MAX_ANSWER_CHARS characters")
+    return text
+
+
 def is_number(value: Any) -> bool:
     """An int or float, not a bool (JSON and Python literals both give bools that are ints)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -149,6 +161,14 @@ class Action:
         if "type" not in data:
             raise ValueError("Action field 'type' is required")
         return cls(**data)
+
+
+def wait_action(seconds: Any) -> Action | None:
+    """A wait of ``seconds`` (None: of no stated length), or None when ``seconds`` is not a finite number >= 0: the
+    one rule every parser reads a wait's length by."""
+    if seconds is None:
+        return Action("wait")
+    return Action("wait", seconds=seconds) if is_number(seconds) and 0 <= seconds < float("inf") else None
 
 
 def _stripped_text(text: str | None) -> str | None:

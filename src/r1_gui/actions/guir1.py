@@ -32,11 +32,10 @@ from typing import Any
 
 from .aguvis import format_number, quote
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import DIRECTIONS, STATUSES, Action, is_number
+from .core import DIRECTIONS, STATUSES, Action, answer_text, is_number, wait_action
 
 NO_TEXT = "no input text"
 GUIR1_NO_POINT = (-100, -100)  # GUI-R1's point (pixels) for an action without one
-MAX_TEXT_CHARS = 100_000
 
 _POINT_NAMES = {
     "click": "click",
@@ -71,11 +70,9 @@ _SIMPLE_KEY = re.compile(r"\w+")
 
 def read_literal(text: str) -> Any:
     """The JSON or Python-literal value of ``text`` (``json.loads``, then ``ast.literal_eval``; never ``eval``).
-    Raises ValueError when it is neither, or longer than ``MAX_TEXT_CHARS``.
+    Raises ValueError when it is neither, or not ``answer_text`` (longer than ``MAX_ANSWER_CHARS``).
     Example: ``read_literal("[{'action': 'click'}]") == [{"action": "click"}]``."""
-    if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
-        raise ValueError("not a string of at most MAX_TEXT_CHARS characters")
-    text = text.strip()
+    text = answer_text(text).strip()
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -155,9 +152,7 @@ def _build_wait(input_text: Any) -> Action | None:
         seconds = float(input_text)
     except ValueError:
         return None
-    if not 0 <= seconds < float("inf"):
-        return None
-    return Action("wait", seconds=seconds)
+    return wait_action(seconds)
 
 
 def parse_guir1(text: str, coordinates: str = "pixels", image_size: Sequence[float] | None = None) -> Action | None:

@@ -29,10 +29,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coords import coordinate_scale, denormalize_point, to_unit
-from .core import Action, is_number
+from .core import Action, answer_text, is_number, wait_action
 
 TOOL_NAME = "mobile_use"
-MAX_TEXT_CHARS = 100_000
 
 _BUTTONS = {
     "back": Action("back"),
@@ -86,10 +85,7 @@ def _build(arguments: dict, scale: tuple[float, float]) -> Action | None:
         button = arguments.get("button")
         return _BUTTONS.get(button.strip().lower()) if isinstance(button, str) else None
     if name == "wait":
-        seconds = arguments.get("time")
-        if seconds is None:
-            return Action("wait")
-        return Action("wait", seconds=seconds) if is_number(seconds) and 0 <= seconds < float("inf") else None
+        return wait_action(arguments.get("time"))
     if name == "terminate":
         status = arguments.get("status")
         status = _STATUSES.get(status.strip().lower()) if isinstance(status, str) else None
@@ -103,9 +99,7 @@ def parse_mobile_use(
     """Parse one mobile_use tool call (see the module docstring); None when it is not one known action."""
     try:
         scale = coordinate_scale(coordinates, image_size)
-        if not isinstance(text, str) or len(text) > MAX_TEXT_CHARS:
-            return None
-        arguments = _arguments(text)
+        arguments = _arguments(answer_text(text))
         return None if arguments is None else _build(arguments, scale)
     except (ValueError, TypeError, RecursionError, MemoryError, OverflowError):
         return None

@@ -68,9 +68,9 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
     from r1_gui.envs.runtime.pool import EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
-    from r1_gui.training.args import resolve_coordinates, resolve_resume
+    from r1_gui.training.args import resolve_resume
     from r1_gui.training.grpo import build_reward_funcs, grpo_trainer_inputs
-    from r1_gui.training.model import check_model, load_training_model, load_training_processor
+    from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates
 
     env_id = script_args.env_id
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI), an
@@ -82,8 +82,7 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
                 "--env answers with the mobile_use tool: prompt_style %s -> mobile_use", script_args.prompt_style
             )
             script_args.prompt_style = "mobile_use"
-        model_type = check_model(model_args.model_name_or_path)
-        coordinates = resolve_coordinates(script_args, model_type)
+        model_type, coordinates = model_and_coordinates(model_args, script_args)
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         lent = pool is not None
         timeout = script_args.env_step_timeout

@@ -96,6 +96,10 @@ class Size:
     def header_bottom(self) -> int:
         return self.status_bottom + self.y(0.07)
 
+    def under_status(self, left: float, top: float, right: float, bottom: float) -> Box:
+        """A box from fractions of the width across and of the height down from the status bar's bottom."""
+        return self.x(left), self.status_bottom + self.y(top), self.x(right), self.status_bottom + self.y(bottom)
+
 
 @lru_cache(maxsize=64)
 def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
@@ -272,14 +276,7 @@ class HomeScreen(Screen):
         return [(x, y + i * row_h, x + width, y + (i + 1) * row_h) for i in range(len(self.menu_options))]
 
     def elements(self, size: Size) -> dict[str, Box]:
-        found = {
-            "search_bar": (
-                size.x(0.06),
-                size.status_bottom + size.y(0.085),
-                size.x(0.94),
-                size.status_bottom + size.y(0.135),
-            )
-        }
+        found = {"search_bar": size.under_status(0.06, 0.085, 0.94, 0.135)}
         for cell, app in zip(self._cells(size), self.slots, strict=True):
             if app:
                 found[f"icon:{app}"] = self._icon(cell, size)
@@ -463,8 +460,7 @@ class SearchScreen(Screen):
         return keys
 
     def elements(self, size: Size) -> dict[str, Box]:
-        field_box = (size.x(0.05), size.status_bottom + size.y(0.02), size.x(0.95), size.status_bottom + size.y(0.075))
-        found = {"search_field": field_box}
+        found = {"search_field": size.under_status(0.05, 0.02, 0.95, 0.075)}
         if self.focused:
             found["enter_key"] = self._keys(size)["enter"]
         return found

@@ -32,11 +32,10 @@ from r1_gui.training.args import (
     GUIModelConfig,
     arguments_from,
     parse_arguments,
-    resolve_coordinates,
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
+from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
 
 logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log lines always said
 
@@ -230,8 +229,7 @@ def single_step_trainer(script_args, training_args, model_args):
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
     with user_errors():
-        model_type = check_model(model_args.model_name_or_path)
-        coordinates = resolve_coordinates(script_args, model_type)
+        model_type, coordinates = model_and_coordinates(model_args, script_args)
         reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
 
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from r1_gui.training.args import GUIDataArguments
+from r1_gui.training.args import GUIDataArguments, resolve_coordinates
 
 
 def check_model(model_name_or_path: str | None) -> str:
@@ -20,6 +20,13 @@ def check_model(model_name_or_path: str | None) -> str:
             f"(model_type {', '.join(MODEL_TYPES)})"
         )
     return model_type
+
+
+def model_and_coordinates(model_args, data_args: GUIDataArguments) -> tuple[str, str]:
+    """(model_type, coordinates) of a training run, every trainer's first check: the checkpoint (`check_model`), then
+    --prompt_style and --coordinates auto resolved from its architecture (`resolve_coordinates`)."""
+    model_type = check_model(model_args.model_name_or_path)
+    return model_type, resolve_coordinates(data_args, model_type)
 
 
 def load_training_model(

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import os
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, one_line
+from r1_gui.cli_errors import UserError, cli_main, one_line
 from r1_gui.paths import check_local_or_hub
 
 TABLE = Path(__file__).with_name("command_lines.json")
@@ -30,6 +33,21 @@ NEEDS = {
 }
 SCRIPTS = {"grpo": "src/r1_gui/grpo_gui.py", "sft": "src/r1_gui/sft.py"}
 RECIPES = {"grpo": "local_scripts/tiny_cpu_grpo.yaml", "sft": "local_scripts/tiny_cpu_sft.yaml"}
+
+
+def training_cli(command: str, parse: Callable, main: Callable) -> Callable:
+    """The command line of a training command (grpo_gui.py, sft.py): INFO log lines, the arguments checked by
+    `precheck` before trl is imported, then ``main(*parse(argv))``. A user's mistake ends in one `error:` line and
+    exit code 2 (r1_gui.cli_errors)."""
+
+    @cli_main
+    def cli(argv: list[str] | None = None) -> None:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
+        precheck(command, argv)
+        main(*parse(argv))
+
+    return cli
 
 
 def precheck(command: str, argv: list[str]) -> None:

@@ -28,11 +28,10 @@ from r1_gui.training.args import (
     GUIModelConfig,
     arguments_from,
     parse_arguments,
-    resolve_coordinates,
     resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
-from r1_gui.training.model import check_model, load_training_model, load_training_processor, trainer_inputs
+from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
 from r1_gui.training.resume import ResumesCheckpoints
 from r1_gui.training.trainer import train_and_save
 
@@ -110,8 +109,7 @@ def train_sft(script_args: GUIDataArguments, training_args: SFTConfig, model_arg
 
     # 1. Settings and data, checked before the model is loaded; their errors are the user's (one line from the CLI).
     with user_errors():
-        model_type = check_model(model_args.model_name_or_path)
-        coordinates = resolve_coordinates(script_args, model_type)
+        model_type, coordinates = model_and_coordinates(model_args, script_args)
         resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         dataset = load_training_rows(script_args, SFT_COLUMNS)
 

@@ -124,7 +124,7 @@ class PhoneEnv(gym.Env):
         self._episode_key = (family, episode_seed)
         self._steps, self._ended = 0, False
         self._limit = self.max_steps or MAX_STEPS[family]
-        return self._observation(), self._info(success=False, parsed=None, error=None)
+        return self._observation(), self._info()
 
     def step(self, action):
         if self.world is None:
@@ -167,16 +167,15 @@ class PhoneEnv(gym.Env):
     def _observation(self) -> dict:
         return {"screenshot": self._screenshot().copy(), "instruction": self.goal.instruction}
 
-    def _info(self, success: bool, parsed: bool | None, error: str | None, action: Action | None = None) -> dict:
+    def _info(self, **outcome) -> dict:
+        """`step_info` with this step's ``outcome`` (success, error, action, parsed: none at reset) and the expert's
+        next action."""
         return step_info(
             task=self.goal.family,
             instruction=self.goal.instruction,
             screen_size=(self.size.width, self.size.height),
             step=self._steps,
             max_steps=self._limit,
-            success=success,
-            error=error,
-            action=action,
-            parsed=parsed,
             expert_action=expert_action(self.world, self.state, self.goal),
+            **outcome,
         )

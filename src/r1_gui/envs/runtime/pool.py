@@ -222,6 +222,18 @@ class SlotPool:
     def close(self) -> None:
         raise NotImplementedError
 
+    # `waiting`, a backend's answers awaited: what it waits on (a connection, an ObjectRef) -> (slot, deadline)
+    @staticmethod
+    def _time_left(waiting: dict) -> float:
+        """Seconds to the earliest deadline of the answers awaited (0 when it has passed)."""
+        return max(0.0, min(limit for _, limit in waiting.values()) - time.monotonic())
+
+    @staticmethod
+    def _overdue(waiting: dict) -> list[int]:
+        """The slots whose answer is past its deadline, taken out of `waiting`."""
+        late = [key for key, (_, limit) in waiting.items() if limit <= time.monotonic()]
+        return [waiting.pop(key)[0] for key in late]
+
     def _forget(self) -> None:  # a closed pool needs no closing at exit
         _open_pools.discard(self)
 
@@ -310,14 +322,10 @@ class EnvPool(SlotPool):
             send(slot, payload)
         start_more()
         while waiting:
-            deadline = min(limit for _, limit in waiting.values())
-            ready = wait(list(waiting), timeout=max(0.0, deadline - time.monotonic()))
-            for connection in ready:
+            for connection in wait(list(waiting), timeout=self._time_left(waiting)):
                 slot, _ = waiting.pop(connection)
                 outcomes[slot] = self._answer(slot, connection, count)
-            late = [c for c, (_, limit) in waiting.items() if limit <= time.monotonic()]
-            for connection in late:
-                slot, _ = waiting.pop(connection)
+            for slot in self._overdue(waiting):
                 outcomes[slot] = self._fail(slot, f"{command} did not answer within {allowed:g} s", count)
             start_more()
         return [outcomes[slot] for slot in slots]

@@ -170,18 +170,15 @@ class RayEnvPool(SlotPool):
         start_more()
         while waiting:
             checks = [spare.check for spare in self._spare_pool if spare.check is not None]
-            deadline = min(limit for _, limit in waiting.values())
             refs = list(waiting) + checks
-            ready, _ = ray.wait(refs, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+            ready, _ = ray.wait(refs, num_returns=1, timeout=self._time_left(waiting))
             if ready:  # whatever else has answered meanwhile
                 ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
             for ref in ready:
                 if ref in waiting:
                     slot, _ = waiting.pop(ref)
                     outcomes[slot] = self._answer(slot, ref, count)
-            late = [ref for ref, (_, limit) in waiting.items() if limit <= time.monotonic()]
-            for ref in late:
-                slot, _ = waiting.pop(ref)
+            for slot in self._overdue(waiting):
                 never = not self._actors[slot].started
                 why = (
                     f"{command} did not answer within {allowed:g} s"

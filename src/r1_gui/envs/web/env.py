@@ -224,7 +224,7 @@ class WebEnv(gym.Env):
             self._start_episode(task, episode_seed)
         self.task, self._steps, self._ended = task, 0, False
         self._screenshot = self._capture_or_discard()
-        return self._observation(), self._info(success=False, parsed=None, error=None, raw_reward=0.0)
+        return self._observation(), self._info()
 
     def step(self, action):
         if self.task is None:
@@ -359,7 +359,9 @@ class WebEnv(gym.Env):
     def _observation(self) -> dict:
         return {"screenshot": self._screenshot.copy(), "instruction": self.instruction}
 
-    def _info(self, success, parsed, error, action=None, raw_reward=0.0) -> dict:
+    def _info(self, raw_reward: float = 0.0, **outcome) -> dict:
+        """`step_info` with this step's ``outcome`` (success, error, action, parsed: none at reset), the DOM expert's
+        next click, its target box and the page's own reward."""
         expert = box = None
         if not self._ended and self.task in EXPERTS:
             try:
@@ -376,11 +378,8 @@ class WebEnv(gym.Env):
             screen_size=self.screen_size,
             step=self._steps,
             max_steps=self.max_steps,
-            success=success,
-            error=error,
-            action=action,
-            parsed=parsed,
             expert_action=expert,
             target_box=box,
             raw_reward=raw_reward,
+            **outcome,
         )
