@@ -43,8 +43,9 @@ HEADLINE = ("action_match_accuracy", "type_accuracy", "step_success", "param_acc
 class DemoConfig:
     """Everything the demo does, in one place. The defaults are the tuned run the README reports."""
 
-    # the synthetic task: three tasks whose steps are decided by the instruction and the previous actions (go back,
-    # go home and maybe tap an icon, launch an app by name; loading screens call for a wait)
+    # one reason per setting; what was measured to choose each: docs/records/demo.md
+
+    # three synthetic tasks whose steps follow from the instruction and the previous actions
     episodes: int = 400
     width: int = 224
     height: int = 448
@@ -53,31 +54,17 @@ class DemoConfig:
     decimals: int = 1
     task_mix: tuple[str, ...] | None = ("go_back", "go_home", "open_app")
     test_size: float = 0.25
-    # the model: "small" (4.7 M parameters). "tiny" (0.23 M) takes a fifth of the time per GRPO step but did not reach
-    # the bar on every seed: it never learned an app name or a wait under GRPO, so its gains stopped at back/home.
+    # 4.7 M parameters (the 0.23 M tiny one never learned an app name or a wait)
     model_size: str = "small"
-    arch: str = "qwen2_vl"  # every setting here was tuned (and the README's figures measured) on qwen2_vl
+    # every setting here was tuned (and the README's figures measured) on qwen2_vl
+    arch: str = "qwen2_vl"
     max_pixels: int = 50176
-    # SFT warm start: short on purpose. The small model learns the instruction -> action-type mapping in a jump, and
-    # GRPO needs a warm start whose features already tell the prompts apart (from one that cannot tell back from home
-    # prompts it unlearned back even where back was sampled and rewarded) yet still answers some of them wrongly.
-    # At lr 1e-3 the jump landed 10 steps apart between seeds and the answers swung between checkpoints 5 steps
-    # apart (50 steps: GRPO +8.0/+13.3/+16.6 at seeds 0/1/2; 60 steps: +15.7/+3.2); at 5e-4 all three seeds sit
-    # at 49-54% after 60 steps, each with home and back partly right; GRPO then gained +15.7/+18.9/+9.3 (official runs).
+    # a short warm start that tells the prompts apart yet still answers some wrongly
     sft_steps: int = 60
     sft_batch_size: int = 16
     sft_learning_rate: float = 5e-4
     sft_lr_scheduler: str = "constant"
-    # GRPO: 16 prompts x 8 answers per step (fewer prompts left most steps without signal and the greedy answers
-    # drifted); temperature 0.5 keeps the samples near the greedy answer the evaluation scores, so the reward separates
-    # right from wrong decisions rather than well- from ill-formed text (0.7 at seed 2: 61% at steps 30-55 against
-    # 69-71% at 0.5). lr 2e-5 with a 5-step warm-up, 60 steps. The held-out score swings by about 5 points between
-    # checkpoints 5 steps apart (back flips between home and back); at steps 40/45/50/55/60 the gains were
-    # +15.7/+10.5/+9.7/+10.4/+16.9 at seed 0, +18.9/+20.5/+17.7/+22.9/+20.5 at seed 1, +9.3/+9.3/+15.4/+17.1/+15.8
-    # at seed 2: 60 is the first length at which every seed clears +10 with room. Most groups are all right or all
-    # wrong (groups/no_signal_frac 0.4-0.9); they skip the loss pass (--skip_no_signal), and each prompt's screenshot
-    # is processed, encoded and prefilled once for its 8 answers (--dedupe_images): 6.3 s per step at seed 0 (10.1 s
-    # with the skip alone), which is what fits 60 steps in the 10 minutes.
+    # 16 prompts x 8 answers, temperature 0.5, lr 2e-5: every seed clears +10 by step 60
     grpo_steps: int = 60
     grpo_warmup_steps: int = 5
     grpo_prompts_per_step: int = 16

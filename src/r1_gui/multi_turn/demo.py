@@ -42,78 +42,58 @@ logger = logging.getLogger("r1_gui.demo")
 class MultiTurnDemoConfig:
     """Everything the multi-turn demo does. Short tasks (two or three expert steps) keep a CPU run in minutes."""
 
+    # one reason per setting; what was measured to choose each: docs/records/multi_turn_demo.md
+
     title: str = "Multi-turn demo: SFT warm start on expert episodes, then multi-turn GRPO (PhoneEnv)"
     env_id: str = "r1_gui/Phone-v0"
     env_kwargs: dict = field(default_factory=dict)
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
-    env_pool: PoolSettings = field(default_factory=PoolSettings)  # where the environments run (local or Ray)
+    # where the environments run (local or Ray)
+    env_pool: PoolSettings = field(default_factory=PoolSettings)
 
-    # open_app: the instruction names the app, the agent opens it by name, waits while a slow app's loading screen
-    # shows (30% of apps), and ends with terminate(success): every decision can be read from the instruction and a
-    # coarse look at the screen. Families whose next step is a click on an icon or a list row the home layout puts
-    # anywhere (launch_icon, go_home's "go home and open X", go_back's items) need reading 8-token screenshots, which
-    # the 4.7 M model does not learn in minutes: with ("go_home", "open_app") the warm start stopped at ~30% (go_home
-    # 56-58%, its icon clicks at chance) and GRPO found nothing to sample (docs/records/multi_turn_demo.md).
+    # open_app: every decision readable from the instruction and a coarse look at the screen
     tasks: tuple[str, ...] = ("open_app",)
-    # the mobile_use system prompt (the tool's JSON schema) is ~700 tokens of the tiny tokenizer, 8x the rest of a
-    # turn's context; the demo states the answer form in one line instead (--system_prompt in training and eval)
+    # one line instead of mobile_use's ~700-token tool schema
     system_prompt: str = "You are a GUI agent. Answer with Thought, Action and one mobile_use tool call."
-    # "small" (4.7 M), as the single-step demo. "tiny" (0.23 M) came out of SFT nearly deterministic (per-token
-    # entropy 0.01-0.03) and wrong on 60-70% of open_app names; 150 GRPO steps at lr 2e-4 / 3e-4, temperature 0.5 /
-    # 0.7, left its held-out success where it was (42.5% -> 40.8% at seed 0, both). The earlier note that a small
-    # SFT step took 11-14 s was measured with torch's 2 threads (see torch_threads): with 1 it takes ~1.2 s (batch 8)
+    # 4.7 M parameters, as the single-step demo (the 0.23 M tiny one did not learn the app names)
     model_size: str = "small"
-    arch: str = "qwen2_vl"  # --arch; the settings here were tuned (and the README's figures measured) on qwen2_vl
-    pixel_norm: tuple[float, float] | None = None  # the built model's image (mean, std); None: the architecture's
-    max_pixels: int = 12544  # 224x448 screens -> 56x112 pixels: 8 image tokens per screenshot
+    # --arch; the settings were tuned (and the README's figures measured) on qwen2_vl
+    arch: str = "qwen2_vl"
+    # the built model's image (mean, std); None: the architecture's
+    pixel_norm: tuple[float, float] | None = None
+    # 224x448 screens -> 56x112 pixels: 8 image tokens per screenshot
+    max_pixels: int = 12544
     history_images: int = 2
     max_turns: int = 3
-    max_turn_tokens: int = 56  # an expert answer is at most 47 tokens of the small tokenizer (64-72 of the tiny one)
-    # SFT warm start. Held out (100 episodes), the small model learns to copy the app name in a jump whose place
-    # varies by seed (first-turn answers right at 150/300/450 steps: 8/63/100% at seed 1; at 250/300/350/400:
-    # 11/19/39/96% at seed 0, 56/100/100/100% at seed 2); 400 steps is past the jump at every seed tried. The wait
-    # on a loading screen is in the data (30% of episodes) but is learned far later and not monotonically (seed 2:
-    # success 89% at 300 steps, 71% at 350 and 400, its 29 failures all a terminate on a loading screen; seed 0 68%
-    # at 400, 30 of its 32 failures the same): that is the room left to GRPO, which must find the wait by sampling
-    # it in the environment
-    # sight pretraining: steps of `sft_batch_size` fresh synthetic pages (r1_gui.synthetic.pages), each answered with
-    # a click on its one button, the lr decaying linearly to 0; 0 skips the stage
+    # an expert answer is at most 47 tokens of the small tokenizer
+    max_turn_tokens: int = 56
+    # sight pretraining steps (synthetic button pages); 0 skips the stage
     sight_steps: int = 0
     sight_learning_rate: float = 5e-4
     sft_episodes: int = 200
+    # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
     sft_steps: int = 400
     sft_batch_size: int = 8
     sft_learning_rate: float = 5e-4
-    # GRPO: 2 resets x 8 episodes per step, rewarded by task_success alone (with episode_action_type added at
-    # weight 0.5, seed 0 ended answering wait forever: a wait matches the expert's type on every loading screen).
-    # Temperature 0.7, plain sampling: per-token entropy stayed at 0.004-0.025 and every turn parsed (seed 2, from
-    # its 400-step warm start: 71% -> 100% after 40 steps). Temperature 1.0 broke the tool call (about half the
-    # turns parsed, from a 300-step warm start). Temperature 1.0 with min_p 0.1 kept it whole but is not on-policy
-    # for the loss (the cut tail is never sampled, so never pushed down): per-token entropy climbed every step
-    # (0.07 -> 0.47 by step 26 at seed 2, then 6.7, and no turn parsed from step 31; beta 0.04 slowed the climb
-    # only), though seed 0 went 68% -> 99%
+    # 2 resets x 8 episodes a step at temperature 0.7, rewarded by task success alone
     grpo_steps: int = 40
     grpo_resets_per_step: int = 2
     num_generations: int = 8
     grpo_learning_rate: float = 5e-5
-    grpo_beta: float = 0.0  # --beta: the KL term's weight (to the warm start); 0 loads no reference model
-    # --average_last_steps: the GRPO model saved (and evaluated) is the mean of the weights after each of the last N
-    # steps; 0: the last step's weights
+    # --beta: the KL term's weight (to the warm start); 0 loads no reference model
+    grpo_beta: float = 0.0
+    # --average_last_steps: evaluate the mean of the last N steps' weights; 0: the last step's
     grpo_average_last_steps: int = 0
     temperature: float = 0.7
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
-    reward_kwargs: dict = field(default_factory=dict)  # --reward_kwargs: a reward's parameters, by its name
+    # --reward_kwargs: a reward's parameters, by its name
+    reward_kwargs: dict = field(default_factory=dict)
     eval_episodes: int = 100
     eval_batch_size: int = 20
-    # torch's intra-op threads. The tiny model's ops are far too small to share between threads: on the 2 shared
-    # cores, 2 threads made an SFT step 10x slower (1.7 s vs 0.16 s: each op waits at OpenMP's barrier for a
-    # descheduled thread), so the demo runs on 1
+    # one thread: the tiny model's ops are too small to share between threads
     torch_threads: int = 1
-    # the sight and SFT loops' threads (`cli_errors.torch_threads`, at most the cores): no environment of the demo
-    # plays beside them (the sight stage runs before any starts; SFT's expert episodes are played first, and the
-    # browsers then wait idle, ~2% of a core each), so more than 1 helps where the machine is otherwise quiet, and
-    # costs where another job runs (the web demo's figures there)
+    # the sight and SFT loops' threads (no environment plays beside them)
     sight_sft_threads: int = 1
 
     @classmethod
