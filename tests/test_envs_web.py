@@ -569,3 +569,43 @@ def test_the_fast_web_demo_writes_its_report(tmp_path):
     # every turn of these click tasks had an element to hit (the environment's target box), kept in episodes.jsonl
     episodes = [json.loads(line) for line in (tmp_path / "eval_warm_start" / "episodes.jsonl").read_text().splitlines()]
     assert all(turn["target_box"] is not None for episode in episodes for turn in episode["turns"])
+
+
+@needs_browser
+@pytest.mark.slow
+def test_the_fast_multi_step_web_demo_trains_both_estimators_from_one_warm_start(tmp_path):
+    """`--web --multi_step --fast`: GRPO and GiGPO, each from the same warm start, each evaluated on the same
+    held-out episodes; report.json holds both parts, their gains and the paired comparison (issue 56 item 3)."""
+    import json
+
+    from r1_gui.demo import main
+
+    report = main(["--web", "--multi_step", "--fast", "--output_dir", str(tmp_path), "--seed", "0"])
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["config"]["estimators"] == ["grpo", "gigpo"] and saved["config"]["max_turns"] == 5
+    assert set(saved["config"]["tasks"]) == {"click-button-sequence", "click-option", "click-checkboxes"}
+    for part in ("warm_start", "grpo", "gigpo"):
+        metrics = saved[part]
+        assert set(metrics["per_task"]) == set(saved["config"]["tasks"]) and metrics["env_failures"] == 0
+        assert metrics["success_rate_ci95"] and metrics["mean_turns"] >= 1 and metrics["mean_turns_ci95"]
+    for estimator in ("grpo", "gigpo"):  # each trained into a folder of its own; only GiGPO logs its anchor groups
+        logged = json.loads((tmp_path / estimator / "trainer_state.json").read_text())["log_history"]
+        assert any("gigpo/anchor_groups" in entry for entry in logged) == (estimator == "gigpo"), estimator
+        assert saved["gains"][estimator]["success_rate"] == pytest.approx(
+            saved[estimator]["success_rate"] - saved["warm_start"]["success_rate"]
+        )
+    comparison = saved["comparison"]  # GiGPO's evaluation against GRPO's, paired over the same episodes
+    assert comparison["a"].endswith("eval_grpo") and comparison["b"].endswith("eval_gigpo")
+    assert comparison["units"] == saved["grpo"]["episodes"] and "success_rate" in comparison["metrics"]
+    text = (tmp_path / "report.md").read_text()
+    assert "after GRPO | change | after GiGPO | change" in text and "GiGPO against GRPO" in text
+    assert "mean_turns" in text and (tmp_path / "reward_curve_gigpo.png").is_file()
+    assert report["gigpo"]["success_rate"] == saved["gigpo"]["success_rate"]
+
+
+def test_multi_step_is_a_variant_of_the_web_demo(tmp_path, capsys):
+    from r1_gui.demo import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--multi_step", "--output_dir", str(tmp_path)])
+    assert exit_info.value.code == 2 and "give --web --multi_step" in capsys.readouterr().err

@@ -37,6 +37,8 @@ def test_episode_metrics_by_hand():
     assert metrics["success_rate"] == pytest.approx(2 / 4)
     assert metrics["mean_steps_to_success"] == pytest.approx(4.0)
     assert metrics["turn_parse_rate"] == pytest.approx(10 / 12)
+    assert metrics["mean_turns"] == pytest.approx(12 / 4)  # every episode's turns, won or lost: 2 + 3 + 6 + 1
+    assert metrics["per_task"]["go_home"]["mean_turns"] == pytest.approx(5 / 2)
     assert metrics["env_failures"] == 1
     assert metrics["per_task"]["go_home"]["success_rate"] == 0.5
     assert metrics["per_task"]["web_search"]["mean_steps_to_success"] == 6
@@ -45,6 +47,8 @@ def test_episode_metrics_by_hand():
     # resamples with a winner average 2 only, 6 only (each with probability 0.27) or a mix: [2, 6]
     assert metrics["success_rate_ci95"] == pytest.approx([0.150039, 0.849961], abs=1e-6)
     assert metrics["mean_steps_to_success_ci95"] == [2.0, 6.0]
+    low, high = metrics["mean_turns_ci95"]  # a bootstrap over the 4 episodes' turn counts (1 to 6)
+    assert 1.0 <= low < 3.0 < high <= 6.0
     assert metrics["per_task"]["go_home"]["success_rate_ci95"] == pytest.approx([0.094531, 0.905469], abs=1e-6)
     assert "repeats" not in metrics  # one pass: no spread across passes
     # a recorded-episode environment: step success over turns, progress over episodes

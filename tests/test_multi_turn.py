@@ -789,6 +789,19 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
     assert json.loads((out / "sight_losses.json").read_text()) == {"losses": [1.0] * 4}
 
 
+def test_each_estimator_of_a_demo_trains_with_its_own_advantage_estimator(tmp_path):
+    from dataclasses import replace
+
+    from r1_gui.multi_turn.demo import grpo_settings
+    from r1_gui.multi_turn.web_demo import MultiStepWebDemoConfig, WebDemoConfig
+
+    assert WebDemoConfig().estimators == ("grpo",) and MultiStepWebDemoConfig().estimators == ("grpo", "gigpo")
+    for estimator in ("grpo", "gigpo"):
+        config = replace(MultiStepWebDemoConfig(), estimators=("grpo", "gigpo"))
+        script_args, _, _ = grpo_settings(config, tmp_path / "w", tmp_path / "o", 0, estimator)
+        assert script_args.advantage_estimator == estimator
+
+
 def test_grpo_beta_reaches_grpo_gui(tmp_path):
     from dataclasses import replace
 

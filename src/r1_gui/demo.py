@@ -298,12 +298,19 @@ def main(argv: list[str] | None = None) -> dict:
         help="the web demo: click tasks on MiniWoB++ pages in headless Chromium (r1_gui.multi_turn.web_demo)",
     )
     parser.add_argument(
+        "--multi_step",
+        action="store_true",
+        help="with --web: tasks of 2-5 clicks in order, GRPO and GiGPO from one warm start (first settings, not tuned)",
+    )
+    parser.add_argument(
         "--arch",
         choices=ARCHS,
         help="the model's architecture (default: the demo's own, on which its settings were tuned: qwen2_vl; the web "
         "demo's qwen3_vl)",
     )
     args = parser.parse_args(argv)
+    if args.multi_step and not args.web:
+        parser.error("--multi_step is a variant of the web demo: give --web --multi_step")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     check_output_folder(args.output_dir)
@@ -316,7 +323,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.web:
             from r1_gui.multi_turn.web_demo import main_web
 
-            return main_web(args.output_dir, args.seed, args.fast, args.arch)
+            return main_web(args.output_dir, args.seed, args.fast, args.arch, args.multi_step)
         config = DemoConfig.fast() if args.fast else DemoConfig()
         config = replace(config, arch=args.arch or config.arch)
         report = run_demo(args.output_dir, args.seed, config)

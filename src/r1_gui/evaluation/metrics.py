@@ -199,7 +199,8 @@ def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
 
 
 def episode_metrics(records: Sequence[dict]) -> dict:
-    """success_rate (overall and per task), mean steps to success, turn parse rate, env_failures; where the
+    """success_rate (overall and per task), mean steps to success, mean turns (per episode, won or lost), turn parse
+    rate, env_failures; where the
     environment reports them, step_success (turns matching a recorded step) and episode_progress; click_hit_rate:
     of the turns whose screen has a target box (`info["target_box"]`), the share whose action is a click inside it
     (None where no turn has one). Each rate and
@@ -222,6 +223,8 @@ def episode_metrics(records: Sequence[dict]) -> dict:
             else bootstrap_ratio(_column(units, "wins"), _column(units, "plays")),
             "mean_steps_to_success": sum(row["steps"] for row in wins) / len(wins) if wins else None,
             "mean_steps_to_success" + CI_SUFFIX: bootstrap_ratio(_column(units, "win_steps"), _column(units, "wins")),
+            "mean_turns": len(turns) / len(rows) if rows else None,  # the actions an episode took, won or lost
+            "mean_turns" + CI_SUFFIX: bootstrap_ratio(_column(units, "turns"), _column(units, "plays")),
             "turn_parse_rate": sum(turn["parsed"] for turn in turns) / len(turns) if turns else 0.0,
             "turn_parse_rate" + CI_SUFFIX: bootstrap_ratio(_column(units, "parsed"), _column(units, "turns")),
             "env_failures": sum(row.get("env_failure") is not None for row in rows),

@@ -85,6 +85,8 @@ class MultiTurnDemoConfig:
     # --average_last_steps: evaluate the mean of the last N steps' weights; 0: the last step's
     grpo_average_last_steps: int = 0
     temperature: float = 0.7
+    # the GRPO stages, each from the same warm start (--advantage_estimator): grpo, and gigpo's step-level credit
+    estimators: tuple[str, ...] = ("grpo",)
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
     # --reward_kwargs: a reward's parameters, by its name
@@ -239,20 +241,26 @@ def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Pa
     )  # fmt: skip
 
 
-def run_grpo(config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int, pool=None) -> Path:
+def run_grpo(
+    config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int, pool=None, estimator: str = "grpo"
+) -> Path:
+    """Multi-turn GRPO from the warm start with ``--advantage_estimator estimator``, into OUTPUT_DIR/<estimator>."""
     from r1_gui.multi_turn.train import train_multi_turn
 
-    out = output_dir / "grpo"
-    train_multi_turn(*grpo_settings(config, warm_start, out, seed), pool=pool)
+    out = output_dir / estimator
+    train_multi_turn(*grpo_settings(config, warm_start, out, seed, estimator), pool=pool)
     return out
 
 
-def grpo_settings(config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int) -> tuple:
+def grpo_settings(
+    config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int, estimator: str = "grpo"
+) -> tuple:
     """The demo's GRPO stage's argument objects (`grpo_arguments`: `--env` on the config's environment and tasks)."""
     from r1_gui.agent.context import episode_token_budget
     from r1_gui.training.grpo import grpo_arguments
 
     return grpo_arguments(
+        advantage_estimator=estimator,
         env_id=config.env_id, env_kwargs=dict(config.env_kwargs), env_step_timeout=config.env_step_timeout,
         env_tasks=list(config.tasks), env_seed_offset=seed * 10_000,
         env_episodes=config.grpo_steps * config.grpo_resets_per_step,
@@ -274,34 +282,58 @@ def _rounded(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+ESTIMATOR_NAMES = {"grpo": "GRPO", "gigpo": "GiGPO"}
+
+
 def write_report(output_dir: Path, report: dict) -> None:
-    """report.md: the before/after table overall and per task, the reward curve and links to both evaluations."""
-    warm, grpo = report["warm_start"], report["grpo"]
+    """report.md: the table of the warm start and each GRPO stage (overall and per task), the reward curve, GiGPO
+    against GRPO where both ran, and links to every evaluation's episode pictures."""
+    estimators = report["config"]["estimators"]
+    warm, after = report["warm_start"], [report[estimator] for estimator in estimators]
+    names = [ESTIMATOR_NAMES.get(estimator, estimator) for estimator in estimators]
     lines = [
         f"# {report['config']['title']}",
         "",
         f"Seed {report['seed']}, {report['seconds']['total']:.0f} s wall ({report['seconds']['cpu']:.0f} s CPU, load "
         f"average {report['load_average']['start'][0]} at the start), held-out seeds from {HELD_OUT_SEEDS}.",
         "",
-        "| metric | warm start (SFT) | after GRPO | change |",
-        "|---|---|---|---|",
+        "| metric | warm start (SFT) | " + " | ".join(f"after {name} | change" for name in names) + " |",
+        "|---|---|" + "---|---|" * len(names),
     ]
-    clicks = warm.get("click_hit_rate") is not None or grpo.get("click_hit_rate") is not None
-    for key in ("success_rate", "turn_parse_rate", "mean_steps_to_success") + (("click_hit_rate",) if clicks else ()):
-        a, b = warm.get(key), grpo.get(key)
-        change = f"{b - a:+.3f}" if a is not None and b is not None else "-"
-        lines.append(f"| {key} | {_rounded(a)} | {_rounded(b)} | {change} |")
+    clicks = any(part.get("click_hit_rate") is not None for part in (warm, *after))
+    turns = ("mean_turns",) if len(names) > 1 else ()  # the multi-step demo's: how many actions an episode took
+    for key in ("success_rate", "turn_parse_rate", "mean_steps_to_success", *turns) + (
+        ("click_hit_rate",) if clicks else ()
+    ):
+        a, cells = warm.get(key), []
+        for part in after:
+            b = part.get(key)
+            change = f"{b - a:+.3f}" if a is not None and b is not None else "-"
+            cells.append(f"{_rounded(b)} | {change}")
+        lines.append(f"| {key} | {_rounded(a)} | " + " | ".join(cells) + " |")
     columns = ("success_rate", "click_hit_rate") if clicks else ("success_rate",)
-    header = " | ".join(f"{key}: warm start | after GRPO" for key in columns)
-    lines += ["", f"| task | episodes | {header} |", "|---|---|" + "---|---|" * len(columns)]
+    afters = " | ".join(f"after {name}" for name in names)
+    header = " | ".join(f"{key}: warm start | {afters}" for key in columns)
+    lines += ["", f"| task | episodes | {header} |", "|---|---|" + "---|" * (len(names) + 1) * len(columns)]
     for task, before in warm["per_task"].items():
-        after = grpo["per_task"].get(task, {})
-        cells = " | ".join(f"{_rounded(before.get(key))} | {_rounded(after.get(key))}" for key in columns)
+        rows = [part["per_task"].get(task, {}) for part in after]
+        cells = " | ".join(" | ".join(_rounded(row.get(key)) for row in (before, *rows)) for key in columns)
         lines.append(f"| {task} | {before['episodes']} | {cells} |")
     lines += ["", "![rewards per step](reward_curve.png)", ""]
-    lines += ["Episodes (pictures of successes and failures): [warm start](eval_warm_start/report.md), "
-              "[after GRPO](eval_grpo/report.md).", ""]  # fmt: skip
+    if "comparison" in report:
+        from r1_gui.evaluation.stats.compare import comparison_text
+
+        lines += [f"## {names[1]} against {names[0]} (the same held-out episodes, paired)", "",
+                  comparison_text(report["comparison"]), ""]  # fmt: skip
+    links = ", ".join(
+        f"[after {name}](eval_{estimator}/report.md)" for estimator, name in zip(estimators, names, strict=True)
+    )
+    lines += [f"Episodes (pictures of successes and failures): [warm start](eval_warm_start/report.md), {links}.", ""]
     (output_dir / "report.md").write_text("\n".join(lines))
+
+
+def _gain(before: dict, after: dict, key: str) -> float | None:
+    return None if before[key] is None or after[key] is None else round(after[key] - before[key], 4)
 
 
 def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurnDemoConfig | None = None) -> dict:
@@ -335,32 +367,50 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
             warm_start = run_sft(config, model_dir, output_dir, seed, pool)
         with stages.stage("eval_warm_start", f"{config.eval_episodes} held-out episodes"):
             warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
-        with stages.stage("grpo", f"{config.grpo_steps} multi-turn GRPO steps"):
-            grpo_dir = run_grpo(config, warm_start, output_dir, seed, pool)
-        with stages.stage("eval_grpo", f"{config.eval_episodes} held-out episodes"):
-            grpo = evaluate_model(config, grpo_dir, output_dir / "eval_grpo", pool)
+        trained, after = {}, {}
+        for estimator in config.estimators:  # each from the same warm start, evaluated on the same episodes
+            which = "" if estimator == "grpo" else f" (--advantage_estimator {estimator})"
+            with stages.stage(estimator, f"{config.grpo_steps} multi-turn GRPO steps{which}"):
+                trained[estimator] = run_grpo(config, warm_start, output_dir, seed, pool, estimator)
+            with stages.stage(f"eval_{estimator}", f"{config.eval_episodes} held-out episodes"):
+                after[estimator] = evaluate_model(config, trained[estimator], output_dir / f"eval_{estimator}", pool)
     seconds = stages.finish()
     usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)
     # the ended child processes' (the environments' workers, and what they waited for, e.g. a browser's driver)
     seconds["cpu_children"] = round(children.ru_utime + children.ru_stime, 1)
-    curve = reward_curve(grpo_dir, output_dir / "reward_curve.png")
+    first = config.estimators[0]
+    curves = {
+        estimator: reward_curve(
+            folder, output_dir / ("reward_curve.png" if estimator == first else f"reward_curve_{estimator}.png")
+        )  # fmt: skip
+        for estimator, folder in trained.items()
+    }
+    logged = lambda curve: [  # noqa: E731
+        {key: value for key, value in entry.items() if key.startswith(("rewards/", "episodes/")) or key == "step"}
+        for entry in curve
+    ]
     report = {
         "seed": seed,
         "config": asdict(config),
         "warm_start": warm,
-        "grpo": grpo,
-        "success_rate_gain": round(grpo["success_rate"] - warm["success_rate"], 4),
-        "click_hit_rate_gain": None
-        if warm["click_hit_rate"] is None or grpo["click_hit_rate"] is None
-        else round(grpo["click_hit_rate"] - warm["click_hit_rate"], 4),
+        **after,
+        "success_rate_gain": _gain(warm, after[first], "success_rate"),
+        "click_hit_rate_gain": _gain(warm, after[first], "click_hit_rate"),
         "seconds": seconds,
         "load_average": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]},
-        "reward_curve": [
-            {key: value for key, value in entry.items() if key.startswith(("rewards/", "episodes/")) or key == "step"}
-            for entry in curve
-        ],
+        "reward_curve": logged(curves[first]),
     }
+    if len(config.estimators) > 1:  # each stage's gain, its curve, and the second against the first, paired
+        from r1_gui.evaluation.stats.compare import compare
+
+        report["gains"] = {
+            estimator: {key: _gain(warm, part, key) for key in ("success_rate", "click_hit_rate", "mean_turns")}
+            for estimator, part in after.items()
+        }
+        report["reward_curves"] = {estimator: logged(curve) for estimator, curve in curves.items()}
+        second = config.estimators[1]
+        report["comparison"] = compare(output_dir / f"eval_{first}", output_dir / f"eval_{second}")
     (output_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     write_report(output_dir, report)
     return report
