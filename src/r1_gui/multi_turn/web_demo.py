@@ -73,7 +73,8 @@ class WebDemoConfig(MultiTurnDemoConfig):
 class MultiStepWebDemoConfig(WebDemoConfig):
     """`--web --multi_step`: the web demo's stages on tasks whose success takes 2 to 5 clicks in order, trained from
     one warm start with GRPO and with GiGPO (step-level credit), each evaluated on the same held-out episodes. The
-    values below are first choices, not yet tuned (docs/records/web_demo.md)."""
+    values below are first choices, not yet tuned: at seed 0 both estimators lost ground and the run took 47 minutes
+    (docs/records/web_demo.md, "The multi-step web demo")."""
 
     title: str = "Multi-step web demo: SFT warm start, then multi-turn GRPO and GiGPO (MiniWoB++ in Chromium)"
     # clicks only, as the sight stage teaches: ONE then TWO (2), a radio then Submit (2), the named boxes then Submit
