@@ -10,7 +10,7 @@ beside the config, not in it. Light: imports neither torch nor transformers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from r1_gui.evaluation.errors import EvaluationError
@@ -42,10 +42,6 @@ class EvalConfig(GenerationSettings):
         super().__post_init__()
         if self.protocol is not None and self.protocol not in PRESETS:
             raise EvaluationError(f"--protocol must be one of {', '.join(PRESETS)}, got {self.protocol!r}")
-
-
-def field_names() -> list[str]:
-    return [f.name for f in fields(EvalConfig)]
 
 
 def eval_config(config: EvalConfig | None = None, **settings: Any) -> EvalConfig:
