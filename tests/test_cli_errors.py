@@ -408,6 +408,19 @@ def test_a_stale_torch_extension_lock_is_named_instead_of_waited_for(monkeypatch
     assert f"rm {root / layout}" in str(error.value) and f"left {round(age_s / 60)} min ago" in str(error.value)
 
 
+def test_a_lock_released_while_the_check_looks_is_passed_over(monkeypatch, tmp_path):
+    """A build of another run can release its lock between the folder's listing and the lock's stat."""
+    from r1_gui.training.precheck import check_extension_locks
+
+    lock = tmp_path / "deepspeed_shm_comm" / "lock"
+    lock.parent.mkdir()
+    lock.touch()
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    listing = Path.glob
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: [*listing(self, pattern), tmp_path / "gone" / "lock"])
+    check_extension_locks(time.time())  # the fresh lock left alone, the released one passed over
+
+
 def test_the_default_extension_root_follows_xdg_cache_home(monkeypatch, tmp_path):
     from r1_gui.training.precheck import extension_locks_root
 

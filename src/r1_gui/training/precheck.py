@@ -107,10 +107,15 @@ def check_extension_locks(now: float | None = None) -> None:
     an extension leaves it behind, and a DeepSpeed run that loads that extension then waits for it forever."""
     now = time.time() if now is None else now
     root = extension_locks_root()
-    locks = [*root.glob("*/lock"), *root.glob("*/*/lock")]  # <root>/<name>/lock with TORCH_EXTENSIONS_DIR set
-    stale = sorted(lock for lock in locks if now - lock.stat().st_mtime > STALE_LOCK_S)
+    ages = {}
+    for lock in (*root.glob("*/lock"), *root.glob("*/*/lock")):  # <root>/<name>/lock with TORCH_EXTENSIONS_DIR set
+        try:
+            ages[lock] = now - lock.stat().st_mtime
+        except FileNotFoundError:  # another run's build released it between the listing and this look
+            continue
+    stale = sorted(lock for lock, age in ages.items() if age > STALE_LOCK_S)
     if stale:
-        minutes = round((now - stale[0].stat().st_mtime) / 60)
+        minutes = round(ages[stale[0]] / 60)
         raise UserError(
             f"{stale[0]} is a torch extension build lock left {minutes} min ago by a run that was stopped while "
             "building or loading the extension: --deepspeed would wait for it forever. If no other run on this "
