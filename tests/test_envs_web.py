@@ -230,6 +230,24 @@ def test_the_expert_clicks_a_button_half_hidden_by_another(web, task):
 
 
 @needs_browser
+def test_click_collapsible_takes_two_actions_the_section_first(web):
+    for seed in (0, 1):
+        _, info = web.reset(seed=seed, options={"task": "click-collapsible"})
+        header = find(read_page(web.unwrapped.browser, "click-collapsible"), "h3")
+        assert "ui-accordion-header-collapsed" in header.classes.split()
+        x1, y1, x2, y2 = info["target_box"]  # the expert's first click is on the section's header
+        assert x1 <= header.left / 160 < x2 and y1 <= header.top / 210 < y2
+        info = play_expert(web, "click-collapsible", seed)
+        assert info["success"] and info["step"] == 2
+    # Submit while the section is still collapsed: the page ends the episode as a failure
+    _, info = web.reset(seed=0, options={"task": "click-collapsible"})
+    submit = find(read_page(web.unwrapped.browser, "click-collapsible"), "button", id="subbtn")
+    x, y = (submit.left + submit.width / 2) / 160, (submit.top + submit.height / 2) / 210
+    _, _, terminated, _, info = web.step(Action("click", x=x, y=y))
+    assert terminated and not info["success"]
+
+
+@needs_browser
 def test_the_target_box_holds_the_experts_click_and_is_none_for_typing(web):
     for task in ("click-test", "click-tab", "click-dialog", "click-test-2"):
         _, info = web.reset(seed=4, options={"task": task})

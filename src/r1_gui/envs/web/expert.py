@@ -229,6 +229,13 @@ def _option(page):
     return click(page, find(page, "button", id="subbtn"))
 
 
+def _collapsible(page):  # expand the section (its header is collapsed until clicked), then Submit
+    header = find(page, "h3", classes="ui-accordion-header")
+    if header is not None and "ui-accordion-header-collapsed" in (header.classes or "").split():
+        return click(page, header)
+    return click(page, find(page, "button", id="subbtn"))
+
+
 def _focus_text(page):
     return click(page, find(page, "input_text", id="tt"))
 
@@ -283,6 +290,7 @@ EXPERTS: dict[str, Callable[[Page], Move | None]] = {
     "enter-text-dynamic": _enter_text,
     "enter-password": _enter_password,
     "login-user": _login_user,
+    "click-collapsible": _collapsible,
 }
 EXPERT_TASKS = tuple(EXPERTS)
 
