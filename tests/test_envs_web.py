@@ -248,6 +248,24 @@ def test_click_collapsible_takes_two_actions_the_section_first(web):
 
 
 @needs_browser
+def test_circle_center_takes_a_click_inside_the_circle_then_submit(web):
+    _, info = web.reset(seed=0, options={"task": "circle-center"})
+    ring = find(read_page(web.unwrapped.browser, "circle-center"), "circle")
+    centre = ((ring.left + ring.width / 2) / 160, (ring.top + ring.height / 2) / 210)
+    assert (info["expert_action"].x, info["expert_action"].y) == pytest.approx(centre)
+    # a click outside the circle: the expert clicks the centre again, not Submit
+    _, _, terminated, _, info = web.step(Action("click", x=0.02, y=0.3))
+    assert not terminated and (info["expert_action"].x, info["expert_action"].y) == pytest.approx(centre)
+    info = play_expert(web, "circle-center", 0)
+    assert info["success"] and info["step"] == 2
+    # Submit before any click in the circle: the page ends the episode as a failure
+    _, info = web.reset(seed=1, options={"task": "circle-center"})
+    submit = find(read_page(web.unwrapped.browser, "circle-center"), "button", id="subbtn")
+    _, _, terminated, _, info = web.step(Action("click", x=(submit.left + 40) / 160, y=(submit.top + 10) / 210))
+    assert terminated and not info["success"]
+
+
+@needs_browser
 def test_the_target_box_holds_the_experts_click_and_is_none_for_typing(web):
     for task in ("click-test", "click-tab", "click-dialog", "click-test-2"):
         _, info = web.reset(seed=4, options={"task": task})

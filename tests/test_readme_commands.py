@@ -65,7 +65,7 @@ NOT_HERE = {
     "python eval/test_phone.py --model_name_or_path runs/demo-mt/grpo": "the multi-turn demo's model",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_web_grpo.yaml": "4 browsers (tests/test_envs_web.py "
     "trains on Web-v0)",
-    "python eval/test_phone.py --env r1_gui/Web-v0": "180 and 1,300 episodes in browsers: minutes",
+    "python eval/test_phone.py --env r1_gui/Web-v0": "190 and 1,300 episodes in browsers: minutes",
     "python eval/test_aitw.py --model_name_or_path runs/aguvis-grpo": "Aguvis-7B",
     "python eval/test_aitw.py --dataset data/aitw-2k": "data/aitw-2k, from outside",
     "python eval/test_aitw.py --benchmark": "the benchmarks' files, from outside (tests/test_benchmarks.py)",

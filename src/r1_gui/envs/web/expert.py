@@ -14,6 +14,7 @@ is unchecked, a wrong text selected and typed over).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -236,6 +237,17 @@ def _collapsible(page):  # expand the section (its header is collapsed until cli
     return click(page, find(page, "button", id="subbtn"))
 
 
+def _circle_center(page):  # a click inside the circle (the page marks it with a dot), then Submit
+    ring, *dots = [element for element in page.elements if element.tag == "circle"] or [None]
+    if ring is None:
+        return None
+    centre, radius = (ring.left + ring.width / 2, ring.top + ring.height / 2), ring.width / 2
+    # the page accepts a dot within the radius of the centre; the expert asks for half of it
+    if any(math.dist(centre, (dot.left + dot.width / 2, dot.top + dot.height / 2)) < radius / 2 for dot in dots[-1:]):
+        return click(page, find(page, "button", id="subbtn"))
+    return click(page, ring)
+
+
 def _focus_text(page):
     return click(page, find(page, "input_text", id="tt"))
 
@@ -291,6 +303,7 @@ EXPERTS: dict[str, Callable[[Page], Move | None]] = {
     "enter-password": _enter_password,
     "login-user": _login_user,
     "click-collapsible": _collapsible,
+    "circle-center": _circle_center,
 }
 EXPERT_TASKS = tuple(EXPERTS)
 
