@@ -89,10 +89,15 @@ def target_box(page: Page, element) -> tuple[float, float, float, float] | None:
 # ------------------------------------------------------------------------------------------------ helpers
 
 
+def centre(element) -> tuple[float, float]:
+    """The centre of `element`'s box, in CSS pixels of the task area."""
+    return element.left + element.width / 2, element.top + element.height / 2
+
+
 def click(page: Page, element) -> Move | None:
     """A click on the centre of `element`, or None when that centre lies outside the task area."""
     width, height = page.size
-    x, y = element.left + element.width / 2, element.top + element.height / 2
+    x, y = centre(element)
     if not (0 <= x < width and 0 <= y < height):
         return None
     return Move(Action("click", x=x / width, y=y / height), element)
@@ -107,9 +112,7 @@ def click_uncovered(page: Page, element, covers: list) -> Move | None:
     shares = sorted((i / 8 for i in range(1, 8)), key=lambda share: abs(share - 0.5))
     points = sorted(
         ((element.left + a * element.width, element.top + b * element.height) for a in shares for b in shares),
-        key=lambda point: (
-            (point[0] - element.left - element.width / 2) ** 2 + (point[1] - element.top - element.height / 2) ** 2
-        ),
+        key=lambda point: math.dist(point, centre(element)),
     )
     for x, y in points:
         hidden = any(c.left - 1 <= x <= c.left + c.width + 1 and c.top - 1 <= y <= c.top + c.height + 1 for c in covers)
@@ -238,12 +241,12 @@ def _collapsible(page):  # expand the section (its header is collapsed until cli
 
 
 def _circle_center(page):  # a click inside the circle (the page marks it with a dot), then Submit
-    ring, *dots = [element for element in page.elements if element.tag == "circle"] or [None]
-    if ring is None:
+    circles = [element for element in page.elements if element.tag == "circle"]
+    if not circles:
         return None
-    centre, radius = (ring.left + ring.width / 2, ring.top + ring.height / 2), ring.width / 2
+    ring, dot = circles[0], circles[-1] if len(circles) > 1 else None  # the page keeps one dot, the last click's
     # the page accepts a dot within the radius of the centre; the expert asks for half of it
-    if any(math.dist(centre, (dot.left + dot.width / 2, dot.top + dot.height / 2)) < radius / 2 for dot in dots[-1:]):
+    if dot is not None and math.dist(centre(ring), centre(dot)) < ring.width / 4:
         return click(page, find(page, "button", id="subbtn"))
     return click(page, ring)
 
