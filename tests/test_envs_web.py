@@ -633,7 +633,17 @@ def test_the_fast_multi_step_web_demo_trains_both_estimators_from_one_warm_start
     comparison = saved["comparison"]  # GiGPO's evaluation against GRPO's, paired over the same episodes
     assert comparison["a"].endswith("eval_grpo") and comparison["b"].endswith("eval_gigpo")
     assert comparison["units"] == saved["grpo"]["episodes"] and "success_rate" in comparison["metrics"]
+    # SFT's stop: after each of its steps (fast) the model played 2 training episodes; it stopped at the first check
+    # that reached the config's share, or ran all its steps
+    checks, target = saved["sft"]["checks"], saved["config"]["sft_stop_success"]
+    assert [check["step"] for check in checks] == list(range(1, saved["sft"]["steps"] + 1)) and checks
+    assert all(check["success_rate"] < target for check in checks[:-1])
+    assert checks[-1]["success_rate"] >= target or saved["sft"]["steps"] == saved["config"]["sft_steps"]
+    for check in checks:
+        played = json.loads((tmp_path / "sft_checks" / f"step_{check['step']}" / "metrics.json").read_text())
+        assert played["episodes"] == 2 and played["protocol"]["split"]["seed_offset"] == 0  # seed 0's training seeds
     text = (tmp_path / "report.md").read_text()
+    assert f"SFT stopped after {saved['sft']['steps']} steps" in text
     assert "after GRPO | change | after GiGPO | change" in text and "GiGPO against GRPO" in text
     assert "mean_turns" in text and (tmp_path / "reward_curve_gigpo.png").is_file()
     assert report["gigpo"]["success_rate"] == saved["gigpo"]["success_rate"]

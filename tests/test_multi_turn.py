@@ -789,6 +789,44 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
     assert json.loads((out / "sight_losses.json").read_text()) == {"losses": [1.0] * 4}
 
 
+@pytest.mark.parametrize(
+    "target, successes, steps, checked",
+    [
+        (None, [], 6, []),  # no stop: every step, no check
+        (0.5, [0.0, 0.6, 0.9], 4, [2, 4]),  # the first check at or above the share stops it
+        (0.5, [0.5], 2, [2]),  # "reaches": at the share counts
+        (0.5, [0.1, 0.2, 0.4], 6, [2, 4, 6]),  # never reached: all its steps
+    ],
+)
+def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
+    target, successes, steps, checked, tiny_qwen2_vl, tmp_path, monkeypatch
+):
+    from dataclasses import replace
+
+    from r1_gui.multi_turn import demo
+
+    config = replace(
+        demo.MultiTurnDemoConfig.fast(), sft_steps=6, sft_check_every=2, sft_check_episodes=3, sft_stop_success=target
+    )
+    calls, rates = [], iter(successes)
+
+    def evaluate(config, model_path, output_dir, pool=None, seed_offset=None, episodes=None):
+        calls.append((Path(model_path), Path(output_dir).name, seed_offset, episodes))
+        assert (Path(model_path) / "config.json").is_file()  # the model so far, saved before it plays
+        return {"success_rate": next(rates)}
+
+    monkeypatch.setattr(demo, "sft_step", lambda *args: 1.0)
+    monkeypatch.setattr(demo, "evaluate_model", evaluate)
+    out = demo.run_sft(config, tiny_qwen2_vl, tmp_path, seed=3)
+    # each check plays the first 3 of seed 3's training episodes (grpo_gui.py's --env_seed_offset), not held-out ones
+    assert calls == [(tmp_path / "sft", f"step_{step}", 30_000, 3) for step in checked]
+    record = json.loads((out / "sft_losses.json").read_text())
+    assert record["steps"] == steps and record["losses"] == [1.0] * steps
+    assert record["checks"] == [
+        {"step": step, "success_rate": rate} for step, rate in zip(checked, successes[: len(checked)], strict=True)
+    ]
+
+
 def test_each_estimator_of_a_demo_trains_with_its_own_advantage_estimator(tmp_path):
     from dataclasses import replace
 

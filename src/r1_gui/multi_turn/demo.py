@@ -73,6 +73,11 @@ class MultiTurnDemoConfig:
     sft_episodes: int = 200
     # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
     sft_steps: int = 400
+    # stop SFT at the first check (every `sft_check_every` steps) whose greedy success on `sft_check_episodes` of its
+    # training episodes reaches this share; None: all `sft_steps`, no checks
+    sft_stop_success: float | None = None
+    sft_check_every: int = 5
+    sft_check_episodes: int = 40
     sft_batch_size: int = 8
     sft_learning_rate: float = 5e-4
     # 2 resets x 8 episodes a step at temperature 0.7, rewarded by task success alone
@@ -104,6 +109,12 @@ class MultiTurnDemoConfig:
                    num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=2, max_turn_tokens=24)  # fmt: skip
 
 
+def training_seeds(seed: int) -> int:
+    """The first environment seed of a demo run's training episodes (SFT's, its checks', GRPO's --env_seed_offset):
+    each run seed its own 10,000, all below the held-out seeds for run seeds 0 to 9."""
+    return seed * 10_000
+
+
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None) -> list[tuple]:
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
     (a pool of the config's environment, left open) or in one of its own."""
@@ -111,7 +122,7 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
     from r1_gui.envs.runtime.backend import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
-    resets = reset_plan(config.tasks, config.sft_episodes, seed * 10_000)
+    resets = reset_plan(config.tasks, config.sft_episodes, training_seeds(seed))
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     examples = []
     with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout, config.env_pool) as pool:
@@ -210,11 +221,14 @@ def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, se
 
 
 def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int, pool=None) -> Path:
-    """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor."""
+    """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor to
+    OUTPUT_DIR/sft. With `sft_stop_success`, every `sft_check_every` steps the model so far plays the first
+    `sft_check_episodes` of its training episodes greedily (as the held-out evaluation plays, into
+    OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share."""
     processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
     examples = expert_examples(config, processor, seed, pool)
     rng = random.Random(seed)
-    losses = []
+    out, losses, checks = output_dir / "sft", [], []
     progress = StageProgress("sft", config.sft_steps)
     with shared_core_threads(config.sight_sft_threads) as threads:
         for step in range(config.sft_steps):
@@ -222,17 +236,38 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
             threads.adjust()
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
             progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
-    return _save_stage(model, processor, output_dir / "sft", {"examples": len(examples), "losses": losses})
+            if config.sft_stop_success is not None and (step + 1) % config.sft_check_every == 0:
+                _save_stage(model, processor, out, {})
+                played = evaluate_model(
+                    config, out, output_dir / "sft_checks" / f"step_{step + 1}", pool,
+                    seed_offset=training_seeds(seed), episodes=config.sft_check_episodes,
+                )  # fmt: skip
+                checks.append({"step": step + 1, "success_rate": played["success_rate"]})
+                logger.info(
+                    "sft: step %d, greedy success %.3f on training episodes", step + 1, checks[-1]["success_rate"]
+                )
+                if played["success_rate"] >= config.sft_stop_success:
+                    break
+    record = {"examples": len(examples), "steps": len(losses), "losses": losses, "checks": checks}
+    return _save_stage(model, processor, out, record)
 
 
-def evaluate_model(config: MultiTurnDemoConfig, model_path: Path, output_dir: Path, pool=None) -> dict:
-    """eval/test_phone.py's evaluation of a stage's model on the held-out seeds (greedy)."""
+def evaluate_model(
+    config: MultiTurnDemoConfig,
+    model_path: Path,
+    output_dir: Path,
+    pool=None,
+    seed_offset: int = HELD_OUT_SEEDS,
+    episodes: int | None = None,
+) -> dict:
+    """eval/test_phone.py's evaluation of a stage's model (greedy): `eval_episodes` on the held-out seeds, or
+    `episodes` from `seed_offset`."""
     from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
 
     settings = EpisodeSettings(
         env_id=config.env_id, env_kwargs=config.env_kwargs, env_step_timeout=config.env_step_timeout,
-        tasks=config.tasks, episodes=config.eval_episodes, max_turns=config.max_turns,
-        history_images=config.history_images, seed_offset=HELD_OUT_SEEDS,
+        tasks=config.tasks, episodes=episodes or config.eval_episodes, max_turns=config.max_turns,
+        history_images=config.history_images, seed_offset=seed_offset,
     )  # fmt: skip
     return evaluate_episodes(
         model_path, output_dir, settings, min_pixels=3136, max_pixels=config.max_pixels,
@@ -262,7 +297,7 @@ def grpo_settings(
     return grpo_arguments(
         advantage_estimator=estimator,
         env_id=config.env_id, env_kwargs=dict(config.env_kwargs), env_step_timeout=config.env_step_timeout,
-        env_tasks=list(config.tasks), env_seed_offset=seed * 10_000,
+        env_tasks=list(config.tasks), env_seed_offset=training_seeds(seed),
         env_episodes=config.grpo_steps * config.grpo_resets_per_step,
         max_turns=config.max_turns, max_turn_tokens=config.max_turn_tokens, history_images=config.history_images,
         max_completion_length=episode_token_budget(config.max_turns, config.max_turn_tokens),
@@ -297,6 +332,15 @@ def write_report(output_dir: Path, report: dict) -> None:
         f"Seed {report['seed']}, {report['seconds']['total']:.0f} s wall ({report['seconds']['cpu']:.0f} s CPU, load "
         f"average {report['load_average']['start'][0]} at the start), held-out seeds from {HELD_OUT_SEEDS}.",
         "",
+    ]
+    checks = report.get("sft", {}).get("checks")
+    if checks:
+        shown = ", ".join(f"{check['success_rate']:.3f} at step {check['step']}" for check in checks)
+        lines += [
+            f"SFT stopped after {report['sft']['steps']} steps; greedy success on training episodes: {shown}.",
+            "",
+        ]
+    lines += [
         "| metric | warm start (SFT) | " + " | ".join(f"after {name} | change" for name in names) + " |",
         "|---|---|" + "---|---|" * len(names),
     ]
@@ -361,9 +405,11 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     with make_pool(
         config.env_id, config.env_kwargs, step_timeout=config.env_step_timeout, settings=config.env_pool
     ) as pool:
-        with stages.stage(
-            "sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {config.sft_steps} steps"
-        ):
+        steps = f"{config.sft_steps} steps"
+        if config.sft_stop_success is not None:
+            steps = (f"up to {steps}, to greedy success {config.sft_stop_success} on {config.sft_check_episodes} of "
+                     "them")  # fmt: skip
+        with stages.stage("sft", f"{config.sft_episodes} expert episodes of {config.env_id}, then {steps}"):
             warm_start = run_sft(config, model_dir, output_dir, seed, pool)
         with stages.stage("eval_warm_start", f"{config.eval_episodes} held-out episodes"):
             warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
@@ -375,6 +421,7 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
             with stages.stage(f"eval_{estimator}", f"{config.eval_episodes} held-out episodes"):
                 after[estimator] = evaluate_model(config, trained[estimator], output_dir / f"eval_{estimator}", pool)
     seconds = stages.finish()
+    sft = json.loads((warm_start / "sft_losses.json").read_text())
     usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)
     # the ended child processes' (the environments' workers, and what they waited for, e.g. a browser's driver)
@@ -393,6 +440,7 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
     report = {
         "seed": seed,
         "config": asdict(config),
+        "sft": {key: value for key, value in sft.items() if key != "losses"},  # its steps, and its checks
         "warm_start": warm,
         **after,
         "success_rate_gain": _gain(warm, after[first], "success_rate"),
