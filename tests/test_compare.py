@@ -119,3 +119,52 @@ def test_a_folder_that_is_not_a_run_is_named(tmp_path, make, message):
     make(bad)
     with pytest.raises(ValueError, match=message):
         compare(good, bad)
+
+
+def episode(key: str, success: bool, hits: list[bool | None], matched=None, progress=None, repeat: int = 0) -> dict:
+    """An episodes.jsonl line: one turn per entry of ``hits`` (True/False: a click in or out of the turn's target box,
+    None: a turn without one), each parsed."""
+    turns = [{"parsed": True, "matched": matched, "click_hit": hit} for hit in hits]
+    return {"id": key + (f"#{repeat}" if repeat else ""), "scores": {"success": success}, "success": success,
+            "steps": len(turns), "turns": turns, "progress": progress, "repeat": repeat}  # fmt: skip
+
+
+def episode_run(folder, records):
+    folder.mkdir(parents=True)
+    (folder / "episodes.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    (folder / "metrics.json").write_text(json.dumps({"protocol": {"split": {"sha256": "same"}}}))
+    return folder
+
+
+def test_episode_units_pair_each_episode_metric_as_a_ratio_of_its_counts():
+    from r1_gui.evaluation.stats.compare import episode_pairs
+
+    pairs = episode_pairs(
+        [
+            episode("a:1", True, [True, False], matched=True, progress=0.5),
+            episode("a:1", False, [None, None, False], matched=False, progress=None, repeat=1),  # its repeat: one unit
+            episode("b:2", False, [None]),
+        ]
+    )
+    assert pairs == {
+        "a:1": {"success_rate": (1.0, 2.0), "turn_parse_rate": (5.0, 5.0), "mean_turns": (5.0, 2.0),
+                "click_hit_rate": (1.0, 3.0), "step_success": (2.0, 5.0), "episode_progress": (0.5, 1.0)},
+        "b:2": {"success_rate": (0.0, 1.0), "turn_parse_rate": (1.0, 1.0), "mean_turns": (1.0, 1.0),
+                "click_hit_rate": (0.0, 0.0), "step_success": (0.0, 0.0), "episode_progress": (0.0, 0.0)},
+    }  # fmt: skip
+
+
+def test_episode_runs_compare_turns_and_click_hits_and_leave_out_what_neither_reports(tmp_path):
+    # 10 episodes; B wins 4 more, in fewer turns, and hits where A missed
+    a = [episode(f"t:{i}", i < 3, [False, False, i < 3]) for i in range(10)]
+    b = [episode(f"t:{i}", i < 7, [True, i < 7] if i < 7 else [True, False, False]) for i in range(10)]
+    result = compare(episode_run(tmp_path / "a", a), episode_run(tmp_path / "b", b))
+    assert result["unit"] == "episodes" and result["units"] == 10
+    # no turn was judged against a recorded step and no episode reports progress: those two are not compared
+    assert list(result["metrics"]) == ["success_rate", "turn_parse_rate", "mean_turns", "click_hit_rate"]
+    metrics = result["metrics"]
+    assert (metrics["success_rate"]["a"], metrics["success_rate"]["b"]) == (0.3, 0.7)
+    assert (metrics["mean_turns"]["a"], metrics["mean_turns"]["b"]) == (3.0, pytest.approx(2.3))
+    assert metrics["click_hit_rate"]["a"] == pytest.approx(3 / 30)
+    assert metrics["click_hit_rate"]["b"] == pytest.approx((7 * 2 + 3) / 23)
+    assert metrics["mean_turns"]["difference"] == pytest.approx(-0.7) and metrics["mean_turns"]["significant"]

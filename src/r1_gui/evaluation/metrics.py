@@ -145,10 +145,10 @@ def episode_instance(record: dict, index: int) -> str:
     return str(identifier).split(REPEAT_MARK, 1)[0] if identifier is not None else f"{REPEAT_MARK}{index}"
 
 
-def _instances(rows: Sequence[dict]) -> list[dict]:
-    """Per episode (its repeats together): plays, wins, steps of the wins, turns, parsed turns, matched turns of
-    the turns an expert judged, turns with a target box and the clicks that hit it, progress: the units of the
-    episode metrics' intervals."""
+def episode_units(rows: Sequence[dict]) -> dict[str, dict]:
+    """Per episode (its repeats together, by `episode_instance`): plays, wins, steps of the wins, turns, parsed
+    turns, matched turns of the turns an expert judged, turns with a target box and the clicks that hit it, progress
+    and the plays that report it: the units of the episode metrics' intervals, and of `stats.compare`'s pairs."""
     units: dict[str, dict] = {}
     for index, row in enumerate(rows):
         unit = units.setdefault(episode_instance(row, index), dict.fromkeys(_UNIT_KEYS, 0.0) | {"outcomes": []})
@@ -164,11 +164,14 @@ def _instances(rows: Sequence[dict]) -> list[dict]:
         unit["aimed"] += len(aimed)
         unit["hits"] += sum(bool(hit) for hit in aimed)
         unit["progress"] += row["progress"] or 0.0
+        unit["progressed"] += row["progress"] is not None
         unit["outcomes"].append(bool(row["success"]))
-    return list(units.values())
+    return units
 
 
-_UNIT_KEYS = ("plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "aimed", "hits", "progress")
+_UNIT_KEYS = (
+    "plays", "wins", "win_steps", "turns", "parsed", "judged", "matched", "aimed", "hits", "progress", "progressed",
+)  # fmt: skip
 
 
 def _column(units: list[dict], key: str) -> list[float]:
@@ -211,7 +214,7 @@ def episode_metrics(records: Sequence[dict]) -> dict:
     flip_share (episodes whose outcome differs between repeats, with its Wilson interval)."""
 
     def summary(rows: Sequence[dict]) -> dict:
-        units = _instances(rows)
+        units = list(episode_units(rows).values())
         wins = [row for row in rows if row["success"]]
         turns = [turn for row in rows for turn in row["turns"]]
         once = all(unit["plays"] == 1 for unit in units)

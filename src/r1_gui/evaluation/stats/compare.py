@@ -8,8 +8,8 @@ an episode together), and whether it is beyond noise (``significant``: the inter
 ``intervals.paired_difference``: 10,000 resamples, seed 0, so the same two runs always give the same answer.
 
 Step runs (eval/test_aitw.py, model runs and predictions files alike) compare parse_rate and every step metric
-(``metrics.METRICS``; for a ``--benchmark`` run these too, not the benchmark's own table); episode runs (eval/test_phone.py) compare success_rate, turn_parse_rate and, where the
-environment reports them, step_success and episode_progress. The values are recomputed from the paired records, so
+(``metrics.METRICS``; for a ``--benchmark`` run these too, not the benchmark's own table); episode runs (eval/test_phone.py) compare success_rate, turn_parse_rate, mean_turns and, where the
+environment reports what they need, click_hit_rate, step_success and episode_progress. The values are recomputed from the paired records, so
 they equal metrics.json's when both runs scored the same units.
 
 The two protocol cards (metrics.json, key ``protocol``) must agree in everything that changes what a metric
@@ -30,7 +30,7 @@ from pathlib import Path
 from r1_gui.cli_errors import UserError, cli_main, command_parser
 from r1_gui.evaluation.episodes.run import EPISODES_FILE
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.metrics import METRICS, episode_instance
+from r1_gui.evaluation.metrics import METRICS, episode_units
 from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE, read_records
 from r1_gui.evaluation.run.resume import METRICS_FILE
 from r1_gui.evaluation.stats.intervals import RESAMPLES, SEED, interval_text, paired_difference
@@ -43,7 +43,16 @@ METRIC_FIELDS = (
 )  # fmt: skip
 # Card fields that may differ without changing what is measured; a difference is said, not refused.
 NOTED_FIELDS = (("model", "name_or_path"), ("decoding", "backend"), ("decoding", "seed"), ("r1_gui", "commit"))
-EPISODE_METRICS = ("success_rate", "turn_parse_rate", "step_success", "episode_progress")
+# The episode metrics compared, each a ratio of sums of `metrics.episode_units`' counts (numerator, denominator);
+# one is compared where its denominator is above 0 in both runs (no judged turn: no step_success)
+EPISODE_METRICS = {
+    "success_rate": ("wins", "plays"),
+    "turn_parse_rate": ("parsed", "turns"),
+    "mean_turns": ("turns", "plays"),
+    "click_hit_rate": ("hits", "aimed"),
+    "step_success": ("matched", "judged"),
+    "episode_progress": ("progress", "progressed"),
+}
 
 
 class Run:
@@ -70,7 +79,7 @@ class Run:
                 self.unit, self.units = "steps", step_units(read_records(self.folder / PREDICTIONS_FILE, repair=False))
             elif (self.folder / EPISODES_FILE).is_file():
                 records = read_records(self.folder / EPISODES_FILE, repair=False)
-                self.unit, self.units = "episodes", episode_units(records)
+                self.unit, self.units = "episodes", episode_pairs(records)
             else:
                 raise UserError(f"{self.folder} holds neither {PREDICTIONS_FILE} nor {EPISODES_FILE}")
         except EvaluationError as error:
@@ -87,27 +96,13 @@ def step_units(records: Sequence[dict]) -> dict[str, dict[str, tuple[float, floa
     return units
 
 
-def episode_units(records: Sequence[dict]) -> dict[str, dict[str, tuple[float, float]]]:
-    """Each episode (its repeats together) as one unit: success over plays, parsed over turns, matched over judged
-    turns, progress over plays (the last two only where the records carry them)."""
-    units: dict[str, dict[str, list[float]]] = {}
-    for index, record in enumerate(records):
-        unit = units.setdefault(episode_instance(record, index), {})
-        judged = [turn["matched"] for turn in record["turns"] if turn.get("matched") is not None]
-        parts = {
-            "success_rate": (float(bool(record["success"])), 1.0),
-            "turn_parse_rate": (
-                float(sum(bool(turn["parsed"]) for turn in record["turns"])),
-                float(len(record["turns"])),
-            ),
-            "step_success": (float(sum(map(bool, judged))), float(len(judged))),
-        }
-        if record.get("progress") is not None:
-            parts["episode_progress"] = (float(record["progress"]), 1.0)
-        for name, (num, den) in parts.items():
-            total = unit.setdefault(name, [0.0, 0.0])
-            total[0], total[1] = total[0] + num, total[1] + den
-    return {key: {name: (num, den) for name, (num, den) in unit.items()} for key, unit in units.items()}
+def episode_pairs(records: Sequence[dict]) -> dict[str, dict[str, tuple[float, float]]]:
+    """Each episode (its repeats together) as one unit: {metric: (numerator, denominator)} of every EPISODE_METRICS
+    ratio, from the counts the episode metrics' own intervals use."""
+    return {
+        key: {name: (float(unit[num]), float(unit[den])) for name, (num, den) in EPISODE_METRICS.items()}
+        for key, unit in episode_units(records).items()
+    }
 
 
 def _field(card: dict, path: tuple[str, ...]):
@@ -173,7 +168,9 @@ def compare(
         ("parse_rate", *METRICS)
         if run_a.unit == "steps"
         else [
-            name for name in EPISODE_METRICS if all(name in run.units[key] for run in (run_a, run_b) for key in shared)
+            name
+            for name in EPISODE_METRICS
+            if all(sum(run.units[key][name][1] for key in shared) > 0 for run in (run_a, run_b))
         ]
     )
     metrics = {}
