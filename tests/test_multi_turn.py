@@ -792,10 +792,11 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
 @pytest.mark.parametrize(
     "target, successes, steps, checked",
     [
-        (None, [], 6, []),  # no stop: every step, no check
-        (0.5, [0.0, 0.6, 0.9], 4, [2, 4]),  # the first check at or above the share stops it
-        (0.5, [0.5], 2, [2]),  # "reaches": at the share counts
-        (0.5, [0.1, 0.2, 0.4], 6, [2, 4, 6]),  # never reached: all its steps
+        (None, [], 8, []),  # no stop: every step, no check
+        (0.5, [0.0, 0.6, 0.9], 6, [3, 6]),  # the first check at or above the share stops it
+        (0.5, [0.5], 3, [3]),  # "reaches": at the share counts
+        (0.5, [0.0, 0.2, 0.3, 0.5], 8, [3, 6, 7, 8]),  # a won episode: checks every step from then on
+        (0.5, [0.1, 0.2, 0.2, 0.2, 0.2, 0.2], 8, [3, 4, 5, 6, 7, 8]),  # never reached: all its steps
     ],
 )
 def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
@@ -806,7 +807,7 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
     from r1_gui.multi_turn import demo
 
     config = replace(
-        demo.MultiTurnDemoConfig.fast(), sft_steps=6, sft_check_every=2, sft_check_episodes=3, sft_stop_success=target
+        demo.MultiTurnDemoConfig.fast(), sft_steps=8, sft_check_every=3, sft_check_episodes=3, sft_stop_success=target
     )
     calls, rates = [], iter(successes)
 

@@ -73,8 +73,8 @@ class MultiTurnDemoConfig:
     sft_episodes: int = 200
     # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
     sft_steps: int = 400
-    # stop SFT at the first check (every `sft_check_every` steps) whose greedy success on `sft_check_episodes` of its
-    # training episodes reaches this share; None: all `sft_steps`, no checks
+    # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
+    # share; checks every `sft_check_every` steps, then every step once one has won an episode; None: no checks
     sft_stop_success: float | None = None
     sft_check_every: int = 5
     sft_check_episodes: int = 40
@@ -224,11 +224,12 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor to
     OUTPUT_DIR/sft. With `sft_stop_success`, every `sft_check_every` steps the model so far plays the first
     `sft_check_episodes` of its training episodes greedily (as the held-out evaluation plays, into
-    OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share."""
+    OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share. Once a check
+    has won an episode the checks come every step: success can jump from 15% to 65% in 5 steps."""
     processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
     examples = expert_examples(config, processor, seed, pool)
     rng = random.Random(seed)
-    out, losses, checks = output_dir / "sft", [], []
+    out, losses, checks, every = output_dir / "sft", [], [], config.sft_check_every
     progress = StageProgress("sft", config.sft_steps)
     with shared_core_threads(config.sight_sft_threads) as threads:
         for step in range(config.sft_steps):
@@ -236,7 +237,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
             threads.adjust()
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
             progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
-            if config.sft_stop_success is not None and (step + 1) % config.sft_check_every == 0:
+            if config.sft_stop_success is not None and (step + 1) % every == 0:
                 _save_stage(model, processor, out, {})
                 played = evaluate_model(
                     config, out, output_dir / "sft_checks" / f"step_{step + 1}", pool,
@@ -248,6 +249,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
                 )
                 if played["success_rate"] >= config.sft_stop_success:
                     break
+                every = 1 if played["success_rate"] > 0 else every
     record = {"examples": len(examples), "steps": len(losses), "losses": losses, "checks": checks}
     return _save_stage(model, processor, out, record)
 

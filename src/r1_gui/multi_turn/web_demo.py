@@ -88,7 +88,7 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     estimators: tuple[str, ...] = ("grpo", "gigpo")
     # a warm start that leaves room at any seed: the same 40 steps gave 35% to 81% held out at seeds 0-2, so SFT
     # stops once greedy success on its training episodes reaches 0.4 (then most groups of 4 mix successes and
-    # failures: 1 - p^4 - (1 - p)^4 = 0.84), checked every 5 steps on 40 of them, at most 80 steps
+    # failures: 1 - p^4 - (1 - p)^4 = 0.84), checked on 40 of them every 5 steps, then every step, at most 80 steps
     sft_steps: int = 80
     sft_stop_success: float | None = 0.4
     # two GRPO stages in the web demo's time: fewer steps each
