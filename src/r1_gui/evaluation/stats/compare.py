@@ -8,9 +8,10 @@ an episode together), and whether it is beyond noise (``significant``: the inter
 ``intervals.paired_difference``: 10,000 resamples, seed 0, so the same two runs always give the same answer.
 
 Step runs (eval/test_aitw.py, model runs and predictions files alike) compare parse_rate and every step metric
-(``metrics.METRICS``; for a ``--benchmark`` run these too, not the benchmark's own table); episode runs (eval/test_phone.py) compare success_rate, turn_parse_rate, mean_turns and, where the
-environment reports what they need, click_hit_rate, step_success and episode_progress. The values are recomputed from the paired records, so
-they equal metrics.json's when both runs scored the same units.
+(``metrics.METRICS``; for a ``--benchmark`` run these too, not the benchmark's own table); episode runs
+(eval/test_phone.py) compare success_rate, turn_parse_rate, mean_turns and, where the environment reports what they
+need, click_hit_rate, step_success and episode_progress. The values are recomputed from the paired records, so they
+equal metrics.json's when both runs scored the same units.
 
 The two protocol cards (metrics.json, key ``protocol``) must agree in everything that changes what a metric
 measures (``METRIC_FIELDS``: the split's rows, the prompt, the coordinates, the image bounds, the history, the
