@@ -655,3 +655,17 @@ def test_multi_step_is_a_variant_of_the_web_demo(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--multi_step", "--output_dir", str(tmp_path)])
     assert exit_info.value.code == 2 and "give --web --multi_step" in capsys.readouterr().err
+
+
+@needs_browser
+def test_a_step_returns_the_page_at_rest_after_an_animation(web):
+    # click-collapsible's section opens with jQuery UI's animation, pushing Submit down: the step's screenshot and the
+    # expert's next click are the page's once it has stopped moving, the same as a second later
+    for seed in range(3):
+        _, info = web.reset(seed=seed, options={"task": "click-collapsible"})
+        observation, _, _, _, info = web.step(info["expert_action"])
+        time.sleep(1.0)
+        submit = find(read_page(web.unwrapped.browser, "click-collapsible"), "button", id="subbtn")
+        x1, y1, x2, y2 = info["target_box"]
+        assert (x1, y1) == pytest.approx((submit.left / 160, submit.top / 210), abs=0.01), f"seed {seed}"
+        assert (observation["screenshot"] == web.unwrapped._capture()).all(), f"seed {seed}"

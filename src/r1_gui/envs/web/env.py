@@ -117,6 +117,10 @@ if (document.activeElement && document.activeElement !== document.body) document
 return null;
 """
 STATE_SCRIPT = "return [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_TASK_READY, core.getUtterance()];"
+# After an action, the page's jQuery animations (click-collapsible's section opening) run out before the screenshot
+# and the expert's next action are read: taken mid-way, Submit was still moving and the expert's click missed it
+MOVING_SCRIPT = "return window.jQuery ? jQuery(':animated').length : 0;"
+SETTLE_S = 2.0
 
 
 @cache
@@ -240,6 +244,7 @@ class WebEnv(gym.Env):
                 done = self.page_timer_ms != NO_PAGE_TIMER_MS and self.browser.run(STATE_SCRIPT)[0]
                 if not done:  # (a page whose own timer ran out shows its START cover: a click would start anew)
                     error = self._perform(parsed)
+                    self._settle()
                 done, raw_reward, _, _ = self.browser.run(STATE_SCRIPT)
             except BrowserError:
                 self._discard_browser()
@@ -280,6 +285,12 @@ class WebEnv(gym.Env):
             time.sleep(0.05)
         else:
             raise BrowserError(f"{task}: the page did not get ready in 2 s")
+
+    def _settle(self) -> None:
+        """Wait (at most `SETTLE_S`) until no jQuery animation runs on the page."""
+        deadline = time.monotonic() + SETTLE_S
+        while self.browser.run(MOVING_SCRIPT) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _discard_browser(self) -> None:
         self.browser.close()
