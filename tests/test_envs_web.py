@@ -642,6 +642,7 @@ def test_the_fast_multi_step_web_demo_trains_both_estimators_from_one_warm_start
     for check in checks:
         played = json.loads((tmp_path / "sft_checks" / f"step_{check['step']}" / "metrics.json").read_text())
         assert played["episodes"] == 2 and played["protocol"]["split"]["seed_offset"] == 0  # seed 0's training seeds
+        assert (check["success_rate"], check["turn_parse_rate"]) == (played["success_rate"], played["turn_parse_rate"])
     text = (tmp_path / "report.md").read_text()
     assert f"SFT stopped after {saved['sft']['steps']} steps" in text
     assert "after GRPO | change | after GiGPO | change" in text and "GiGPO against GRPO" in text

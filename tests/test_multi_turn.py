@@ -790,17 +790,18 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
 
 
 @pytest.mark.parametrize(
-    "target, successes, steps, checked",
+    "target, successes, parsed, steps, checked",
     [
-        (None, [], 8, []),  # no stop: every step, no check
-        (0.5, [0.0, 0.6, 0.9], 6, [3, 6]),  # the first check at or above the share stops it
-        (0.5, [0.5], 3, [3]),  # "reaches": at the share counts
-        (0.5, [0.0, 0.2, 0.3, 0.5], 8, [3, 6, 7, 8]),  # a won episode: checks every step from then on
-        (0.5, [0.1, 0.2, 0.2, 0.2, 0.2, 0.2], 8, [3, 4, 5, 6, 7, 8]),  # never reached: all its steps
+        (None, [], [], 8, []),  # no stop: every step, no check
+        (0.5, [0.0, 0.6, 0.9], [0.0, 1.0, 1.0], 6, [3, 6]),  # the first check at or above the share stops it
+        (0.5, [0.5], [1.0], 3, [3]),  # "reaches": at the share counts
+        (0.5, [0.0, 0.2, 0.3, 0.5], [0.0, 0.5, 0.6, 0.8], 8, [3, 6, 7, 8]),  # a won episode: every step from then on
+        (0.5, [0.0, 0.0, 0.3, 0.5], [0.2, 0.3, 0.6, 0.8], 6, [3, 4, 5, 6]),  # answers that parse: every step too
+        (0.5, [0.1, 0.2, 0.2, 0.2, 0.2, 0.2], [0.5] * 6, 8, [3, 4, 5, 6, 7, 8]),  # never reached: all its steps
     ],
 )
 def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
-    target, successes, steps, checked, tiny_qwen2_vl, tmp_path, monkeypatch
+    target, successes, parsed, steps, checked, tiny_qwen2_vl, tmp_path, monkeypatch
 ):
     from dataclasses import replace
 
@@ -809,12 +810,13 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
     config = replace(
         demo.MultiTurnDemoConfig.fast(), sft_steps=8, sft_check_every=3, sft_check_episodes=3, sft_stop_success=target
     )
-    calls, rates = [], iter(successes)
+    calls, rates = [], iter(zip(successes, parsed, strict=True))
 
     def evaluate(config, model_path, output_dir, pool=None, seed_offset=None, episodes=None):
         calls.append((Path(model_path), Path(output_dir).name, seed_offset, episodes))
         assert (Path(model_path) / "config.json").is_file()  # the model so far, saved before it plays
-        return {"success_rate": next(rates)}
+        success, parse = next(rates)
+        return {"success_rate": success, "turn_parse_rate": parse}
 
     monkeypatch.setattr(demo, "sft_step", lambda *args: 1.0)
     monkeypatch.setattr(demo, "evaluate_model", evaluate)
@@ -824,7 +826,8 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
     record = json.loads((out / "sft_losses.json").read_text())
     assert record["steps"] == steps and record["losses"] == [1.0] * steps
     assert record["checks"] == [
-        {"step": step, "success_rate": rate} for step, rate in zip(checked, successes[: len(checked)], strict=True)
+        {"step": step, "success_rate": success, "turn_parse_rate": parse}
+        for step, success, parse in zip(checked, successes, parsed, strict=False)
     ]
 
 
