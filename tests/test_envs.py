@@ -248,6 +248,25 @@ def test_expert_succeeds_on_every_seed(family):
         steps.append(count)
     if family in ("search_two_results", "toggle_two_settings"):
         assert min(steps) >= 5  # the long tasks need five or more steps on every seed
+    if family == "search_query":
+        assert min(steps) >= 4  # a tap, the query, Enter and terminate, on every seed
+
+
+SEARCH_QUERY_GOALS = [
+    # (comment, top page given the goal's query, reached)
+    ("its query's results", lambda q: Page("results", query=q), True),
+    ("another query's results", lambda q: Page("results", query=q + " now"), False),
+    ("still loading", lambda q: Page("loading", "Search results", then=Page("results", query=q), remaining=1), False),
+    ("a result opened past the goal", lambda q: Page("site", "yelp.com", query=q), False),
+    ("the query typed, not entered", lambda q: Page("search", "Google", query=q, focused=True), False),
+]
+
+
+@pytest.mark.parametrize("comment,top,reached", SEARCH_QUERY_GOALS, ids=[c[0] for c in SEARCH_QUERY_GOALS])
+def test_search_query_is_reached_on_its_query_results_page_alone(comment, top, reached):
+    world, state, goal = episode("search_query", 5)
+    assert goal.instruction == f"Search for '{goal.query}'"
+    assert goal.reached(world, replace(state, stack=(HOME, top(goal.query)))) is reached
 
 
 @pytest.mark.parametrize("family", TASKS)

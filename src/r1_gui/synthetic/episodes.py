@@ -41,6 +41,7 @@ SETTINGS_TITLES = ("Settings", "Quick settings", "Connections")  # the settings 
 # The tasks' instructions, worded once for these episodes and for r1_gui.envs' tasks (str.format fields)
 INSTRUCTIONS = {
     "web_search": "Search for '{query}' and open the result from {site}",
+    "search_query": "Search for '{query}'",
     "toggle_setting": "Turn {state} {setting}",
     "remove_icon": "Remove the {app} app from the home screen",
     "app_info": "Show the app info of {app}",

@@ -80,11 +80,13 @@ def _settings(world: PhoneWorld, state: PhoneState, goal: Goal) -> Action:
 
 def _search(world: PhoneWorld, state: PhoneState, goal: Goal) -> Action:
     query, top = goal.query, state.top
-    target = next((site for site in goal.sites if ("site", query, site) not in state.visited), goal.sites[-1])
     if top.kind == "site":
         return BACK
     if top.kind == "results":
-        return tap(world, state, f"result:{target}") if top.query == query else BACK
+        if top.query != query or not goal.sites:  # search_query's goal is the right results page: reached before here
+            return BACK
+        target = next((site for site in goal.sites if ("site", query, site) not in state.visited), goal.sites[-1])
+        return tap(world, state, f"result:{target}")
     if top.kind == "search":
         if not top.focused:
             return tap(world, state, "search_field")

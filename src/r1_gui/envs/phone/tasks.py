@@ -1,5 +1,6 @@
 """The task families: each builds an episode (world, start state, goal) from a seed; `Goal.reached` checks the
-final state. The seven synthetic families keep their wording; two more need five or more steps.
+final state. The seven synthetic families keep their wording; two more need five or more steps, and `search_query`
+(web_search's steps up to the results page) needs four or more without reading one.
 
 Success is a check of the state the agent leaves the phone in, never a comparison with a script: "Turn on Wi-Fi"
 is reached when Wi-Fi is on, however the agent got there. (The environment also requires that the agent ends the
@@ -19,6 +20,7 @@ MAX_STEPS = {
     "launch_icon": 8,
     "open_app": 8,
     "web_search": 16,
+    "search_query": 12,
     "toggle_setting": 16,
     "icon_menu": 8,
     "go_back": 8,
@@ -111,6 +113,13 @@ def _web_search(world: PhoneWorld, rng: random.Random):
     )
 
 
+def _search_query(world: PhoneWorld, rng: random.Random):
+    query = rng.choice(episodes.QUERIES)
+    stack = _search_start(world, rng, query)
+    instruction = episodes.INSTRUCTIONS["search_query"].format(query=query)
+    return stack, Goal("search_query", instruction, page=Page("results", query=query), query=query), None, ()
+
+
 def _search_two(world: PhoneWorld, rng: random.Random):
     query = rng.choice(episodes.QUERIES)
     first, second = rng.sample([site for site, _ in world.results(query)], 2)
@@ -196,6 +205,7 @@ FAMILIES = {
     "launch_icon": _launch,
     "open_app": _open_app,
     "web_search": _web_search,
+    "search_query": _search_query,
     "toggle_setting": _toggle,
     "icon_menu": _icon_menu,
     "go_back": _go_back,
