@@ -83,7 +83,7 @@ def _search(world: PhoneWorld, state: PhoneState, goal: Goal) -> Action:
     if top.kind == "site":
         return BACK
     if top.kind == "results":
-        if top.query != query or not goal.sites:  # search_query's goal is the right results page: reached before here
+        if top.query != query:  # the right results page ends search_query before here (goal reached)
             return BACK
         target = next((site for site in goal.sites if ("site", query, site) not in state.visited), goal.sites[-1])
         return tap(world, state, f"result:{target}")

@@ -1,6 +1,6 @@
 """The task families: each builds an episode (world, start state, goal) from a seed; `Goal.reached` checks the
 final state. The seven synthetic families keep their wording; two more need five or more steps, and `search_query`
-(web_search's steps up to the results page) needs four or more without reading one.
+(web_search's steps up to the results page) needs four or five, none of which reads words on the screen.
 
 Success is a check of the state the agent leaves the phone in, never a comparison with a script: "Turn on Wi-Fi"
 is reached when Wi-Fi is on, however the agent got there. (The environment also requires that the agent ends the
