@@ -42,6 +42,7 @@ SETTINGS_TITLES = ("Settings", "Quick settings", "Connections")  # the settings 
 INSTRUCTIONS = {
     "web_search": "Search for '{query}' and open the result from {site}",
     "search_query": "Search for '{query}'",
+    "open_two_apps": "Open {first}, then open {second}",
     "toggle_setting": "Turn {state} {setting}",
     "remove_icon": "Remove the {app} app from the home screen",
     "app_info": "Show the app info of {app}",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from r1_gui.actions import Action
-from r1_gui.envs.phone.world import HOME, LOADING_STEPS, Page, PhoneState, PhoneWorld
+from r1_gui.envs.phone.world import HOME, LOADING_STEPS, SETTINGS_APP, Page, PhoneState, PhoneWorld
 from r1_gui.synthetic import screens
 
 PHONE_ACTIONS = (
@@ -48,6 +48,20 @@ def hit(elements: dict[str, screens.Box], px: float, py: float) -> str | None:
 
 def apply(world: PhoneWorld, state: PhoneState, action: Action) -> tuple[PhoneState, str | None]:
     """The state after `action` and why nothing happened (None when the action did something, or could have)."""
+    after, why = _apply(world, state, action)
+    return _note_main_page(state.top, after), why
+
+
+def _note_main_page(before: Page, state: PhoneState) -> PhoneState:
+    """Adds ("app", name) to `visited` when an action brings an app's main page on top (open_two_apps' first app)."""
+    top = state.top
+    name = SETTINGS_APP if top.kind == "settings" else top.name if top.kind == "list" else None
+    if name is None or top == before or ("app", name) in state.visited:
+        return state
+    return replace(state, visited=state.visited | {("app", name)})
+
+
+def _apply(world: PhoneWorld, state: PhoneState, action: Action) -> tuple[PhoneState, str | None]:
     if action.type not in PHONE_ACTIONS:
         return state, f"the phone has no {action.type!r} action; it knows {', '.join(PHONE_ACTIONS)}"
     top = state.top

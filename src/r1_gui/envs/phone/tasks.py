@@ -1,6 +1,7 @@
 """The task families: each builds an episode (world, start state, goal) from a seed; `Goal.reached` checks the
-final state. The seven synthetic families keep their wording; two more need five or more steps, and `search_query`
-(web_search's steps up to the results page) needs four or five, none of which reads words on the screen.
+final state. The seven synthetic families keep their wording; two more need five or more steps, and two read no
+words on the screen: `search_query` (web_search's steps up to the results page, four or five) and `open_two_apps`
+(two apps opened by name in order, three to five).
 
 Success is a check of the state the agent leaves the phone in, never a comparison with a script: "Turn on Wi-Fi"
 is reached when Wi-Fi is on, however the agent got there. (The environment also requires that the agent ends the
@@ -19,6 +20,7 @@ from r1_gui.synthetic import episodes, screens
 MAX_STEPS = {
     "launch_icon": 8,
     "open_app": 8,
+    "open_two_apps": 12,
     "web_search": 16,
     "search_query": 12,
     "toggle_setting": 16,
@@ -92,6 +94,16 @@ def _open_app(world: PhoneWorld, rng: random.Random):
         return (HOME,), goal, None, (app,)
     other = world.other_app(app, SETTINGS_APP)
     return (HOME, world.main_page(other)), goal, None, ()
+
+
+def _open_two(world: PhoneWorld, rng: random.Random):
+    first = world.other_app(SETTINGS_APP)
+    second = world.other_app(first, SETTINGS_APP)
+    instruction = episodes.INSTRUCTIONS["open_two_apps"].format(first=first, second=second)
+    goal = Goal("open_two_apps", instruction, page=world.main_page(second), visited=(("app", first),), app=second)
+    if rng.random() < 0.5:
+        return (HOME,), goal, None, ()
+    return (HOME, world.main_page(world.other_app(first, second, SETTINGS_APP))), goal, None, ()
 
 
 def _search_start(world: PhoneWorld, rng: random.Random, query: str) -> tuple[Page, ...]:
@@ -204,6 +216,7 @@ def _go_home(world: PhoneWorld, rng: random.Random):
 FAMILIES = {
     "launch_icon": _launch,
     "open_app": _open_app,
+    "open_two_apps": _open_two,
     "web_search": _web_search,
     "search_query": _search_query,
     "toggle_setting": _toggle,

@@ -46,7 +46,8 @@ class PhoneState:
     settings: tuple[bool, ...]  # one switch per PhoneWorld.setting_names
     scroll_px: int = 0  # how far the settings list is scrolled
     menu_app: str | None = None  # the app whose long-press menu is open on the home screen
-    visited: frozenset = field(default_factory=frozenset)  # ("item", app, item) and ("site", query, site) opened
+    # what was opened: ("item", app, item), ("site", query, site), and ("app", name) for each app page shown
+    visited: frozenset = field(default_factory=frozenset)
 
     @property
     def top(self) -> Page:
