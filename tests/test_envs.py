@@ -250,8 +250,8 @@ def test_expert_succeeds_on_every_seed(family):
         assert min(steps) >= 5  # the long tasks need five or more steps on every seed
     if family == "search_query":
         assert min(steps) >= 4  # a tap, the query, Enter and terminate, on every seed
-    if family == "open_two_apps":
-        assert min(steps) >= 3  # two opens and terminate, on every seed
+    if family in ("open_two_apps", "open_and_return"):
+        assert min(steps) >= 3  # two opens (an open and home) and terminate, on every seed
 
 
 SEARCH_QUERY_GOALS = [
@@ -271,24 +271,39 @@ def test_search_query_is_reached_on_its_query_results_page_alone(comment, top, r
     assert goal.reached(world, replace(state, stack=(HOME, top(goal.query)))) is reached
 
 
-OPEN_TWO_APPS_GOALS = [
-    # (comment, actions from the start (first, second: the goal's apps; slow apps load), reached)
-    ("first, then second", lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",)], True),
-    ("second alone", lambda a, b: [("open", b), ("wait",)], False),
-    ("second, then first", lambda a, b: [("open", b), ("wait",), ("open", a), ("wait",)], False),
-    ("the first left before it loaded", lambda a, b: [("open", a), ("open", b), ("wait",)], "loads"),
-    ("first, second, first again", lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",), ("open", a)], False),
-    ("back to the second after a detour home", lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",),
-                                                             ("home",), ("open", b), ("wait",)], True),
+# The tasks that need an app's page shown first: (family, comment, actions from the start given the goal's apps
+# (a: the app to show first; b: open_two_apps' second), reached; "loads": only where the first app opens at once)
+SHOWN_FIRST_GOALS = [
+    ("open_two_apps", "first, then second", lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",)], True),
+    ("open_two_apps", "second alone", lambda a, b: [("open", b), ("wait",)], False),
+    ("open_two_apps", "second, then first", lambda a, b: [("open", b), ("wait",), ("open", a), ("wait",)], False),
+    ("open_two_apps", "the first left before it loaded", lambda a, b: [("open", a), ("open", b), ("wait",)], "loads"),
+    ("open_two_apps", "first, second, first again",
+     lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",), ("open", a)], False),
+    ("open_two_apps", "back to the second after a detour home",
+     lambda a, b: [("open", a), ("wait",), ("open", b), ("wait",), ("home",), ("open", b), ("wait",)], True),
+    ("open_and_return", "the app, then home", lambda a, b: [("open", a), ("wait",), ("home",)], True),
+    ("open_and_return", "the app, then back", lambda a, b: [("open", a), ("wait",), ("back",)], True),
+    ("open_and_return", "home alone", lambda a, b: [("home",)], False),
+    ("open_and_return", "the app, still on it", lambda a, b: [("open", a), ("wait",)], False),
+    ("open_and_return", "home before it loaded", lambda a, b: [("open", a), ("home",)], "loads"),
+    ("open_and_return", "another app, then home",
+     lambda a, b: [("open", "Clock" if a != "Clock" else "Camera"), ("wait",), ("home",)], False),
 ]  # fmt: skip
+INSTRUCTIONS_SHOWN_FIRST = {
+    "open_two_apps": lambda a, b: f"Open {a}, then open {b}",
+    "open_and_return": lambda a, b: f"Open {a}, then go back to the home screen",
+}
 
 
-@pytest.mark.parametrize("comment,actions,reached", OPEN_TWO_APPS_GOALS, ids=[c[0] for c in OPEN_TWO_APPS_GOALS])
-def test_open_two_apps_needs_the_first_app_shown_then_the_second_on_top(comment, actions, reached):
+@pytest.mark.parametrize(
+    "family,comment,actions,reached", SHOWN_FIRST_GOALS, ids=[f"{c[0]}: {c[1]}" for c in SHOWN_FIRST_GOALS]
+)
+def test_app_shown_first_then_the_goal_page(family, comment, actions, reached):
     for seed in range(40):
-        world, state, goal = episode("open_two_apps", seed)
+        world, state, goal = episode(family, seed)
         ((_, first),), second = goal.visited, goal.app
-        assert goal.instruction == f"Open {first}, then open {second}"
+        assert goal.instruction == INSTRUCTIONS_SHOWN_FIRST[family](first, second)
         for name, *app in actions(first, second):
             state, _ = apply(world, state, Action("open_app", text=app[0]) if name == "open" else Action(name))
         # a slow first app left while loading was never shown: reached only where it opens at once

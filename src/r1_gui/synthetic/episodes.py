@@ -43,6 +43,7 @@ INSTRUCTIONS = {
     "web_search": "Search for '{query}' and open the result from {site}",
     "search_query": "Search for '{query}'",
     "open_two_apps": "Open {first}, then open {second}",
+    "open_and_return": "Open {app}, then go back to the home screen",
     "toggle_setting": "Turn {state} {setting}",
     "remove_icon": "Remove the {app} app from the home screen",
     "app_info": "Show the app info of {app}",

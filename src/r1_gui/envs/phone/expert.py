@@ -37,9 +37,7 @@ def expert_action(world: PhoneWorld, state: PhoneState, goal: Goal) -> Action:
         return _search(world, state, goal)
     if goal.option is not None:
         return _icon_menu(world, state, goal)
-    if goal.home_kind_only:
-        return HOME
-    for key in goal.visited:  # go_back: the item must be opened first; open_two_apps: the first app
+    for key in goal.visited:  # go_back: the item must be opened first; open_two_apps, open_and_return: an app
         if key in state.visited:
             continue
         if key[0] == "app":
@@ -47,6 +45,8 @@ def expert_action(world: PhoneWorld, state: PhoneState, goal: Goal) -> Action:
         if key[0] == "item":
             _, app, item = key
             return tap(world, state, f"row:{item}") if top == Page("list", app) else _to_page(world, state, goal, app)
+    if goal.home_kind_only:
+        return HOME
     return _to_page(world, state, goal, goal.app)
 
 
@@ -56,7 +56,7 @@ def _to_page(world: PhoneWorld, state: PhoneState, goal: Goal, app: str) -> Acti
     page = world.main_page(app)
     if page in state.stack[:-1]:
         return BACK
-    if goal.family in ("open_app", "open_two_apps", "go_back"):
+    if goal.family in ("open_app", "open_two_apps", "open_and_return", "go_back"):
         return Action("open_app", text=app)
     if state.top.kind != "home":
         return HOME

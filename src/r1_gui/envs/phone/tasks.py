@@ -1,7 +1,7 @@
 """The task families: each builds an episode (world, start state, goal) from a seed; `Goal.reached` checks the
-final state. The seven synthetic families keep their wording; two more need five or more steps, and two read no
-words on the screen: `search_query` (web_search's steps up to the results page, four or five) and `open_two_apps`
-(two apps opened by name in order, three to five).
+final state. The seven synthetic families keep their wording; two more need five or more steps, and three read no
+words on the screen: `search_query` (web_search's steps up to the results page, four or five), `open_two_apps` (two
+apps opened by name in order, three to five) and `open_and_return` (an app by name, then home, three or four).
 
 Success is a check of the state the agent leaves the phone in, never a comparison with a script: "Turn on Wi-Fi"
 is reached when Wi-Fi is on, however the agent got there. (The environment also requires that the agent ends the
@@ -21,6 +21,7 @@ MAX_STEPS = {
     "launch_icon": 8,
     "open_app": 8,
     "open_two_apps": 12,
+    "open_and_return": 10,
     "web_search": 16,
     "search_query": 12,
     "toggle_setting": 16,
@@ -104,6 +105,15 @@ def _open_two(world: PhoneWorld, rng: random.Random):
     if rng.random() < 0.5:
         return (HOME,), goal, None, ()
     return (HOME, world.main_page(world.other_app(first, second, SETTINGS_APP))), goal, None, ()
+
+
+def _open_and_return(world: PhoneWorld, rng: random.Random):
+    app = world.other_app(SETTINGS_APP)
+    instruction = episodes.INSTRUCTIONS["open_and_return"].format(app=app)
+    goal = Goal("open_and_return", instruction, home_kind_only=True, visited=(("app", app),), app=app)
+    if rng.random() < 0.5:
+        return (HOME,), goal, None, ()
+    return (HOME, world.main_page(world.other_app(app, SETTINGS_APP))), goal, None, ()
 
 
 def _search_start(world: PhoneWorld, rng: random.Random, query: str) -> tuple[Page, ...]:
@@ -217,6 +227,7 @@ FAMILIES = {
     "launch_icon": _launch,
     "open_app": _open_app,
     "open_two_apps": _open_two,
+    "open_and_return": _open_and_return,
     "web_search": _web_search,
     "search_query": _search_query,
     "toggle_setting": _toggle,
