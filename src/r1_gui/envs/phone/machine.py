@@ -53,7 +53,8 @@ def apply(world: PhoneWorld, state: PhoneState, action: Action) -> tuple[PhoneSt
 
 
 def _note_main_page(before: Page, state: PhoneState) -> PhoneState:
-    """Adds ("app", name) to `visited` when an action brings an app's main page on top (open_two_apps' first app)."""
+    """Adds ("app", name) to `visited` when an action brings an app's main page on top (the app that open_two_apps
+    and open_and_return need shown first)."""
     top = state.top
     name = SETTINGS_APP if top.kind == "settings" else top.name if top.kind == "list" else None
     if name is None or top == before or ("app", name) in state.visited:

@@ -102,18 +102,21 @@ def _open_two(world: PhoneWorld, rng: random.Random):
     second = world.other_app(first, SETTINGS_APP)
     instruction = episodes.INSTRUCTIONS["open_two_apps"].format(first=first, second=second)
     goal = Goal("open_two_apps", instruction, page=world.main_page(second), visited=(("app", first),), app=second)
-    if rng.random() < 0.5:
-        return (HOME,), goal, None, ()
-    return (HOME, world.main_page(world.other_app(first, second, SETTINGS_APP))), goal, None, ()
+    return _home_or_another_app(world, rng, first, second), goal, None, ()
 
 
 def _open_and_return(world: PhoneWorld, rng: random.Random):
     app = world.other_app(SETTINGS_APP)
     instruction = episodes.INSTRUCTIONS["open_and_return"].format(app=app)
     goal = Goal("open_and_return", instruction, home_kind_only=True, visited=(("app", app),), app=app)
+    return _home_or_another_app(world, rng, app), goal, None, ()
+
+
+def _home_or_another_app(world: PhoneWorld, rng: random.Random, *apps: str) -> tuple[Page, ...]:
+    """The start of a task that opens `apps` by name: the home screen, or (half the time) another app's page on it."""
     if rng.random() < 0.5:
-        return (HOME,), goal, None, ()
-    return (HOME, world.main_page(world.other_app(app, SETTINGS_APP))), goal, None, ()
+        return (HOME,)
+    return (HOME, world.main_page(world.other_app(*apps, SETTINGS_APP)))
 
 
 def _search_start(world: PhoneWorld, rng: random.Random, query: str) -> tuple[Page, ...]:
