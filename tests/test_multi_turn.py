@@ -790,26 +790,29 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
 
 
 @pytest.mark.parametrize(
-    "target, successes, parsed, steps, checked",
+    "target, every_parsed, successes, parsed, steps, checked",
     [
-        (None, [], [], 8, []),  # no stop: every step, no check
-        (0.5, [0.0, 0.6, 0.9], [0.0, 1.0, 1.0], 6, [3, 6]),  # the first check at or above the share stops it
-        (0.5, [0.5], [1.0], 3, [3]),  # "reaches": at the share counts
-        (0.5, [0.0, 0.2, 0.3, 0.5], [0.0, 0.5, 0.6, 0.8], 8, [3, 6, 7, 8]),  # a won episode: every step from then on
-        (0.5, [0.0, 0.0, 0.3, 0.5], [0.2, 0.3, 0.6, 0.8], 6, [3, 4, 5, 6]),  # answers that parse: every step too
-        (0.5, [0.1, 0.2, 0.2, 0.2, 0.2, 0.2], [0.5] * 6, 8, [3, 4, 5, 6, 7, 8]),  # never reached: all its steps
+        (None, 1, [], [], 8, []),  # no stop: every step, no check
+        (0.5, 1, [0.0, 0.6, 0.9], [0.0, 1.0, 1.0], 6, [3, 6]),  # the first check at or above the share stops it
+        (0.5, 1, [0.5], [1.0], 3, [3]),  # "reaches": at the share counts
+        (0.5, 1, [0.0, 0.2, 0.3, 0.5], [0.0, 0.5, 0.6, 0.8], 8, [3, 6, 7, 8]),  # a won episode: every step from then
+        (0.5, 1, [0.0, 0.0, 0.3, 0.5], [0.2, 0.3, 0.6, 0.8], 6, [3, 4, 5, 6]),  # answers that parse: every step too
+        (0.5, 1, [0.1, 0.2, 0.2, 0.2, 0.2, 0.2], [0.5] * 6, 8, [3, 4, 5, 6, 7, 8]),  # never reached: all its steps
+        (0.5, 2, [0.0, 0.2, 0.5], [0.0, 0.5, 0.8], 8, [3, 6, 8]),  # once answers parse, every sft_check_every_parsed
+        (0.5, 3, [0.0, 0.2], [0.3, 0.5], 8, [3, 6]),  # ... which may be the interval before
     ],
 )
 def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
-    target, successes, parsed, steps, checked, tiny_qwen2_vl, tmp_path, monkeypatch
+    target, every_parsed, successes, parsed, steps, checked, tiny_qwen2_vl, tmp_path, monkeypatch
 ):
     from dataclasses import replace
 
     from r1_gui.multi_turn import demo
 
     config = replace(
-        demo.MultiTurnDemoConfig.fast(), sft_steps=8, sft_check_every=3, sft_check_episodes=3, sft_stop_success=target
-    )
+        demo.MultiTurnDemoConfig.fast(), sft_steps=8, sft_check_every=3, sft_check_episodes=3, sft_stop_success=target,
+        sft_check_every_parsed=every_parsed,
+    )  # fmt: skip
     calls, rates = [], iter(zip(successes, parsed, strict=True))
 
     def evaluate(config, model_path, output_dir, pool=None, seed_offset=None, episodes=None):

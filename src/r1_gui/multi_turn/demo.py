@@ -74,9 +74,11 @@ class MultiTurnDemoConfig:
     # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
     sft_steps: int = 400
     # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
-    # share; checks every `sft_check_every` steps, then every step once a check's answers parse; None: no checks
+    # share; checks every `sft_check_every` steps, then every `sft_check_every_parsed` once a check's answers parse
+    # (the web demos' success can jump past the share within 5 steps of that); None: no checks
     sft_stop_success: float | None = None
     sft_check_every: int = 5
+    sft_check_every_parsed: int = 1
     sft_check_episodes: int = 40
     sft_batch_size: int = 8
     sft_learning_rate: float = 5e-4
@@ -225,7 +227,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
     OUTPUT_DIR/sft. With `sft_stop_success`, every `sft_check_every` steps the model so far plays the first
     `sft_check_episodes` of its training episodes greedily (as the held-out evaluation plays, into
     OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share. Once a check's
-    answers parse (`_answers_parse`) the checks come every step."""
+    answers parse (`_answers_parse`) the checks come every `sft_check_every_parsed` steps."""
     processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
     examples = expert_examples(config, processor, seed, pool)
     rng = random.Random(seed)
@@ -250,14 +252,14 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
                 )
                 if played["success_rate"] >= config.sft_stop_success:
                     break
-                every = 1 if _answers_parse(played) else every
+                every = config.sft_check_every_parsed if _answers_parse(played) else every
     record = {"examples": len(examples), "steps": len(losses), "losses": losses, "checks": checks}
     return _save_stage(model, processor, out, record)
 
 
 def _answers_parse(played: dict) -> bool:
     """Whether an SFT check's answers have started to parse (or it won an episode), after which SFT checks every
-    step: success waits on the answer's form, and once answers parse it can jump past the stop's share within the
+    `sft_check_every_parsed` steps (1 by default): success waits on the answer's form, and once answers parse it can jump past the stop's share within the
     next 5 steps (docs/records/web_demo.md)."""
     return played["success_rate"] > 0 or (played.get("turn_parse_rate") or 0) > 0
 
