@@ -259,8 +259,8 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
 
 def _answers_parse(played: dict) -> bool:
     """Whether an SFT check's answers have started to parse (or it won an episode), after which SFT checks every
-    `sft_check_every_parsed` steps (1 by default): success waits on the answer's form, and once answers parse it can jump past the stop's share within the
-    next 5 steps (docs/records/web_demo.md)."""
+    `sft_check_every_parsed` steps (1 by default): success waits on the answer's form, and once answers parse it can
+    jump past the stop's share within the next 5 steps (docs/records/web_demo.md)."""
     return played["success_rate"] > 0 or (played.get("turn_parse_rate") or 0) > 0
 
 
