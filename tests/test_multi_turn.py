@@ -807,6 +807,8 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
 ):
     from dataclasses import replace
 
+    from transformers import PreTrainedModel
+
     from r1_gui.multi_turn import demo
 
     config = replace(
@@ -821,9 +823,17 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
         success, parse = next(rates)
         return {"success_rate": success, "turn_parse_rate": parse}
 
+    saves, save = [], PreTrainedModel.save_pretrained
+    monkeypatch.setattr(
+        PreTrainedModel,
+        "save_pretrained",
+        lambda model, *args, **kwargs: saves.append(1) or save(model, *args, **kwargs),
+    )
     monkeypatch.setattr(demo, "sft_step", lambda *args: 1.0)
     monkeypatch.setattr(demo, "evaluate_model", evaluate)
     out = demo.run_sft(config, tiny_qwen2_vl, tmp_path, seed=3)
+    # the weights once before each check, and once at the end unless the last check played the last step's
+    assert len(saves) == len(checked) + (0 if checked and checked[-1] == steps else 1)
     # each check plays the first 3 of seed 3's training episodes (grpo_gui.py's --env_seed_offset), not held-out ones
     assert calls == [(tmp_path / "sft", f"step_{step}", 30_000, 3) for step in checked]
     record = json.loads((out / "sft_losses.json").read_text())

@@ -187,10 +187,12 @@ def _start_stage(config: MultiTurnDemoConfig, model_dir: Path, seed: int, learni
     return processor, model, optimizer, pad_id, image_pad
 
 
-def _save_stage(model, processor, out: Path, record: dict) -> Path:
-    """A training stage's end: model + processor to `out`, and its record (the losses) as OUT/<name>_losses.json."""
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
+def _save_stage(model, processor, out: Path, record: dict, weights: bool = True) -> Path:
+    """A training stage's end: model + processor to `out` (unless `weights` is False: `out` holds them already), and
+    its record (the losses) as OUT/<name>_losses.json."""
+    if weights:
+        model.save_pretrained(out)
+        processor.save_pretrained(out)
     (out / f"{out.name}_losses.json").write_text(json.dumps(record))
     return out
 
@@ -254,7 +256,8 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
                     break
                 every = config.sft_check_every_parsed if _answers_parse(played) else every
     record = {"examples": len(examples), "steps": len(losses), "losses": losses, "checks": checks}
-    return _save_stage(model, processor, out, record)
+    checked_last = bool(checks) and checks[-1]["step"] == len(losses)  # that check saved these weights
+    return _save_stage(model, processor, out, record, weights=not checked_last)
 
 
 def _answers_parse(played: dict) -> bool:
