@@ -89,7 +89,8 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     # a warm start that leaves room at any seed: the same 40 steps gave 35% to 81% held out at seeds 0-2, so SFT
     # stops once greedy success on its training episodes reaches 0.3 (most groups of 4 still mix successes and
     # failures: 1 - p^4 - (1 - p)^4 = 0.75), checked on 40 of them every 5 steps, then every step, at most 80 steps;
-    # the checks overshoot the share (0.3 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points
+    # the checks overshoot the share (0.275 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points;
+    # after a check that parses no turn, success can jump past the share in the 5 steps to the next (seed 3: 0.65)
     sft_steps: int = 80
     sft_stop_success: float | None = 0.3
     # at 5e-4 a check's success jumped from 0 to 0.675 in one step (seed 0), past the stop's share; at 2e-4 it rose
