@@ -86,7 +86,7 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     # the screen before this action and the one before it: what the last click changed
     history_images: int = 2
     estimators: tuple[str, ...] = ("grpo", "gigpo")
-    # a warm start that leaves room at any seed: the same 40 steps gave 35% to 81% held out at seeds 0-2, so SFT
+    # a warm start that leaves GRPO room: the same 40 steps gave 35% to 81% held out at seeds 0-2, so SFT
     # stops once greedy success on its training episodes reaches 0.3 (most groups of 4 still mix successes and
     # failures: 1 - p^4 - (1 - p)^4 = 0.75), checked on 40 of them every 5 steps, then every step, at most 80 steps;
     # the checks overshoot the share (0.275 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points;
