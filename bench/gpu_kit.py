@@ -43,6 +43,7 @@ from gpu_kit_report import gpu_present, machine, parse_part, write_report
 REPO = Path(__file__).resolve().parents[1]
 CUDA_TOTAL = 540.0  # 9 minutes of a 15-minute lease: the rest is the machine's start, the wheels, the transfers
 CPU_TOTAL = 600.0
+MIN_LIMIT_S = 5.0  # a part with less time than this (its --limit, or what --total leaves) is not started
 
 
 @dataclass
@@ -219,7 +220,7 @@ def run_kit(args: argparse.Namespace) -> int:
         for member in group:
             left = total - (time.monotonic() - started)
             limit = min(limits[member.name], left)
-            if limit < 5:
+            if limit < MIN_LIMIT_S:
                 report["parts"][member.name].update(status="not run", note=f"no time left of --total {total:.0f} s")
                 continue
             argv = member.cpu if args.cpu else member.cuda
@@ -241,9 +242,12 @@ def run_kit(args: argparse.Namespace) -> int:
 def limit_pair(text: str) -> tuple[str, float]:
     name, _, seconds = text.partition("=")
     try:
-        return name, float(seconds)
+        value = float(seconds)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--limit takes PART=SECONDS, got {text!r}") from None
+    if value < MIN_LIMIT_S:
+        raise argparse.ArgumentTypeError(f"--limit {text}: a part needs at least {MIN_LIMIT_S:.0f} s") from None
+    return name, value
 
 
 def main(argv: list[str] | None = None) -> int:
