@@ -88,11 +88,12 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     estimators: tuple[str, ...] = ("grpo", "gigpo")
     # a warm start that leaves GRPO room: the same 40 steps gave 35% to 81% held out at seeds 0-2, so SFT
     # stops once greedy success on its training episodes reaches 0.3 (most groups of 4 still mix successes and
-    # failures: 1 - p^4 - (1 - p)^4 = 0.75), checked on 40 of them every 5 steps, then every step, at most 80 steps;
-    # the checks overshoot the share (0.275 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points;
-    # after a check that parses no turn, success can jump past the share in the 5 steps to the next (seed 3: 0.65)
+    # failures: 1 - p^4 - (1 - p)^4 = 0.75), checked on 40 of them after every step, at most 80 steps; the checks
+    # overshoot the share (0.275 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points; checked every
+    # 5 steps until one parsed a turn, seed 3's success jumped past the share (0.00 -> 0.65) and left 4 points
     sft_steps: int = 80
     sft_stop_success: float | None = 0.3
+    sft_check_every: int = 1
     # at 5e-4 a check's success jumped from 0 to 0.675 in one step (seed 0), past the stop's share; at 2e-4 it rose
     # over several steps at seeds 0 and 2 (docs/records/web_demo.md)
     sft_learning_rate: float = 2e-4
@@ -103,7 +104,7 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     @classmethod
     def fast(cls) -> MultiStepWebDemoConfig:
         """The web demo's few steps, with a check of the SFT stop after each (two training episodes)."""
-        return replace(super().fast(), sft_check_every=1, sft_check_episodes=2)
+        return replace(super().fast(), sft_check_episodes=2)
 
 
 def main_web(output_dir: str, seed: int, fast: bool, arch: str | None = None, multi_step: bool = False) -> dict:
