@@ -246,7 +246,7 @@ def limit_pair(text: str) -> tuple[str, float]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"--limit takes PART=SECONDS, got {text!r}") from None
     if value < MIN_LIMIT_S:
-        raise argparse.ArgumentTypeError(f"--limit {text}: a part needs at least {MIN_LIMIT_S:.0f} s") from None
+        raise argparse.ArgumentTypeError(f"--limit {text}: a part needs at least {MIN_LIMIT_S:.0f} s")
     return name, value
 
 
