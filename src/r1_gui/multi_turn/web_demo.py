@@ -90,7 +90,8 @@ class MultiStepWebDemoConfig(WebDemoConfig):
     # stops once greedy success on its training episodes reaches 0.3 (most groups of 4 still mix successes and
     # failures: 1 - p^4 - (1 - p)^4 = 0.75), checked on 40 of them after every step, at most 80 steps; the checks
     # overshoot the share (0.275 -> 0.575 in one step), and at 0.4 a warm start of 58% left 12 points; checked every
-    # 5 steps until one parsed a turn, seed 3's success jumped past the share (0.00 -> 0.65) and left 4 points
+    # 5 steps until one parsed a turn, seed 3's success jumped past the share (0.00 -> 0.65) and left 4 points;
+    # checked every step, it still jumped within one step (0.00 -> 0.775): no interval stops inside such a jump
     sft_steps: int = 80
     sft_stop_success: float | None = 0.3
     sft_check_every: int = 1
