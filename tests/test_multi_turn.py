@@ -684,6 +684,64 @@ def test_the_fast_multi_turn_demo_writes_its_report(arch, tmp_path, caplog, monk
     assert any("terminate" in text for text in texts)
 
 
+class _Draws:
+    """A stand-in for random.Random: hands out the given draws in order."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def random(self):
+        return self.draws.pop(0)
+
+
+def _episode(*actions):
+    from types import SimpleNamespace
+
+    from r1_gui.actions import Action
+
+    fields = {"open_app": {"text": "Clock"}, "terminate": {"status": "success"}}
+    turns = [SimpleNamespace(action=None if kind is None else Action(kind, **fields.get(kind, {}))) for kind in actions]
+    return SimpleNamespace(turns=turns)
+
+
+@pytest.mark.parametrize(
+    ("share", "draws", "kept", "left"),
+    [
+        # share 1: everything, no draw
+        (1.0, [], [0, 1, 2, 3, 4], []),
+        # share 0: every episode that waits goes (a draw is never below 0); the others stay without a draw
+        (0.0, [0.0, 0.0, 0.0], [0, 2], []),
+        # one draw per waiting episode, in order; kept when the draw is below the share (0.5 is not)
+        (0.5, [0.7, 0.2, 0.5, 0.9], [0, 2, 3], [0.9]),
+        (0.25, [0.1, 0.3, 0.24999], [0, 1, 2, 4], []),
+    ],
+)
+def test_the_sft_data_keeps_the_waiting_expert_episodes_at_its_share(share, draws, kept, left):
+    from r1_gui.multi_turn.demo import waits_kept
+
+    # 0 and 2 never wait (2's second turn did not parse), 1 and 3 wait, 4 waits twice
+    episodes = [
+        _episode("open_app", "terminate"),
+        _episode("open_app", "wait", "terminate"),
+        _episode("open_app", None),
+        _episode("wait", "home"),
+        _episode("open_app", "wait", "wait"),
+    ]
+    rng = _Draws(draws)
+    got = waits_kept(episodes, share, rng)
+    assert [episodes.index(episode) for episode in got] == kept and rng.draws == left
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_a_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
+    import random
+
+    from r1_gui.multi_turn.demo import waits_kept
+
+    with pytest.raises(ValueError, match=f"sft_wait_share={share}: .* between 0 and 1"):
+        waits_kept([_episode("wait")], share, random.Random(0))
+
+
 def test_a_button_page_draws_its_button_where_it_says():
     import random
 

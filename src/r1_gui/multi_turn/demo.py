@@ -73,6 +73,9 @@ class MultiTurnDemoConfig:
     sft_episodes: int = 200
     # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
     sft_steps: int = 400
+    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): fewer waits
+    # leave a warm start that waits too rarely, a mistake GRPO's groups can find and mend
+    sft_wait_share: float = 1.0
     # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
     # share; checks every `sft_check_every` steps, then every `sft_check_every_parsed` once a check's answers parse
     # (the web demos' success can jump past the share within 5 steps of that); None: no checks
@@ -126,7 +129,7 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
 
     resets = reset_plan(config.tasks, config.sft_episodes, training_seeds(seed))
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
-    examples = []
+    rng, examples = random.Random(f"keep_wait:{seed}"), []
     with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout, config.env_pool) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
@@ -134,8 +137,23 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
                 max_turns=config.max_turns, history_images=config.history_images, decode=decode,
                 system=config.system_prompt,
             )  # fmt: skip
-            examples += [(turn.context, turn.completion_ids) for episode in episodes for turn in episode.turns]
+            kept = waits_kept(episodes, config.sft_wait_share, rng)
+            examples += [(turn.context, turn.completion_ids) for episode in kept for turn in episode.turns]
     return examples
+
+
+def waits_kept(episodes: list, share: float, rng: random.Random) -> list:
+    """The episodes SFT trains on (`sft_wait_share`): every episode without a `wait` turn, and each one with a
+    wait if a draw of `rng` falls below `share` (one draw per such episode, in order; none at share 1)."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"sft_wait_share={share}: the share of waiting expert episodes kept is between 0 and 1")
+    if share == 1.0:
+        return list(episodes)
+
+    def waits(episode) -> bool:
+        return any(turn.action is not None and turn.action.type == "wait" for turn in episode.turns)
+
+    return [episode for episode in episodes if not waits(episode) or rng.random() < share]
 
 
 def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) -> float:
