@@ -3,7 +3,8 @@
 1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture), taught to find a
    button on synthetic pages first where the config asks for it (`sight_steps`: 1000 in the web demo's defaults, 0
    in this one's);
-2. an SFT warm start on expert episodes of PhoneEnv: every turn of the expert's episodes, played by the agent loop
+2. an SFT warm start on expert episodes of PhoneEnv (`open_and_return`): every turn of the expert's episodes (half
+   of those that wait on a slow app, `sft_wait_share`), played by the agent loop
    (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
    (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
 3. eval/test_phone.py's evaluation on held-out seeds;
@@ -51,8 +52,9 @@ class MultiTurnDemoConfig:
     # where the environments run (local or Ray)
     env_pool: PoolSettings = field(default_factory=PoolSettings)
 
-    # open_app: every decision readable from the instruction and a coarse look at the screen
-    tasks: tuple[str, ...] = ("open_app",)
+    # open an app by name, wait if it loads slowly, go home, terminate: 3 or 4 actions, every decision readable from
+    # the instruction and a coarse look at the screen
+    tasks: tuple[str, ...] = ("open_and_return",)
     # one line instead of mobile_use's ~700-token tool schema
     system_prompt: str = "You are a GUI agent. Answer with Thought, Action and one mobile_use tool call."
     # 4.7 M parameters, as the single-step demo (the 0.23 M tiny one did not learn the app names)
@@ -64,18 +66,20 @@ class MultiTurnDemoConfig:
     # 224x448 screens -> 56x112 pixels: 8 image tokens per screenshot
     max_pixels: int = 12544
     history_images: int = 2
-    max_turns: int = 3
+    # the expert's 4 actions and one more
+    max_turns: int = 5
     # an expert answer is at most 47 tokens of the small tokenizer
     max_turn_tokens: int = 56
     # sight pretraining steps (synthetic button pages); 0 skips the stage
     sight_steps: int = 0
     sight_learning_rate: float = 5e-4
     sft_episodes: int = 200
-    # past the seeds' jump to copying the app name; the wait on a loading screen is left to GRPO
-    sft_steps: int = 400
-    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): fewer waits
-    # leave a warm start that waits too rarely, a mistake GRPO's groups can find and mend
-    sft_wait_share: float = 1.0
+    # past the seeds' jump to copying the app name (400 steps was not, at some seeds)
+    sft_steps: int = 800
+    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): half of them
+    # teach the names and leave a warm start that skips the wait on a slow app, which GRPO's groups find and learn
+    # (a tenth: too few sampled waits for a signal)
+    sft_wait_share: float = 0.5
     # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
     # share; checks every `sft_check_every` steps, then every `sft_check_every_parsed` once a check's answers parse
     # (the web demos' success can jump past the share within 5 steps of that); None: no checks
@@ -111,7 +115,7 @@ class MultiTurnDemoConfig:
     @classmethod
     def fast(cls) -> MultiTurnDemoConfig:
         return cls(model_size="tiny", sft_episodes=8, sft_steps=2, grpo_steps=1, grpo_resets_per_step=1,
-                   num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=2, max_turn_tokens=24)  # fmt: skip
+                   num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=4, max_turn_tokens=24)  # fmt: skip
 
 
 def training_seeds(seed: int) -> int:
