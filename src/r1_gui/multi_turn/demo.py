@@ -76,9 +76,9 @@ class MultiTurnDemoConfig:
     sft_episodes: int = 200
     # past the seeds' jump to copying the app name (400 steps was not, at some seeds)
     sft_steps: int = 800
-    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): half of them
-    # teach the names and leave a warm start that skips the wait on a slow app, which GRPO's groups find and learn
-    # (a tenth: too few sampled waits for a signal)
+    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): with half, the
+    # warm start learned the names and skipped the wait on slow apps, which GRPO learned, at 3 of 5 seeds (at the
+    # other 2 it already waited on most); a tenth left too few sampled waits for a signal
     sft_wait_share: float = 0.5
     # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
     # share; checks every `sft_check_every` steps, then every `sft_check_every_parsed` once a check's answers parse
