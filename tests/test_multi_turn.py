@@ -694,7 +694,7 @@ class _Draws:
         return self.draws.pop(0)
 
 
-def _episode(*actions):
+def _waiting_episode(*actions):
     from types import SimpleNamespace
 
     from r1_gui.actions import Action
@@ -721,11 +721,11 @@ def test_the_sft_data_keeps_the_waiting_expert_episodes_at_its_share(share, draw
 
     # 0 and 2 never wait (2's second turn did not parse), 1 and 3 wait, 4 waits twice
     episodes = [
-        _episode("open_app", "terminate"),
-        _episode("open_app", "wait", "terminate"),
-        _episode("open_app", None),
-        _episode("wait", "home"),
-        _episode("open_app", "wait", "wait"),
+        _waiting_episode("open_app", "terminate"),
+        _waiting_episode("open_app", "wait", "terminate"),
+        _waiting_episode("open_app", None),
+        _waiting_episode("wait", "home"),
+        _waiting_episode("open_app", "wait", "wait"),
     ]
     rng = _Draws(draws)
     got = waits_kept(episodes, share, rng)
@@ -739,7 +739,7 @@ def test_a_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
     from r1_gui.multi_turn.demo import waits_kept
 
     with pytest.raises(ValueError, match=f"sft_wait_share={share}: .* between 0 and 1"):
-        waits_kept([_episode("wait")], share, random.Random(0))
+        waits_kept([_waiting_episode("wait")], share, random.Random(0))
 
 
 def test_a_button_page_draws_its_button_where_it_says():
