@@ -878,6 +878,7 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
     def evaluate(config, model_path, output_dir, pool=None, seed_offset=None, episodes=None):
         calls.append((Path(model_path), Path(output_dir).name, seed_offset, episodes))
         assert (Path(model_path) / "config.json").is_file()  # the model so far, saved before it plays
+        assert not (Path(model_path) / "sft_losses.json").exists()  # a record is written once, at the end
         success, parse = next(rates)
         return {"success_rate": success, "turn_parse_rate": parse}
 

@@ -209,13 +209,14 @@ def _start_stage(config: MultiTurnDemoConfig, model_dir: Path, seed: int, learni
     return processor, model, optimizer, pad_id, image_pad
 
 
-def _save_stage(model, processor, out: Path, record: dict, weights: bool = True) -> Path:
+def _save_stage(model, processor, out: Path, record: dict | None, weights: bool = True) -> Path:
     """A training stage's end: model + processor to `out` (unless `weights` is False: `out` holds them already), and
-    its record (the losses) as OUT/<name>_losses.json."""
+    its record (the losses) as OUT/<name>_losses.json (None, as an SFT check saves the weights it plays: none yet)."""
     if weights:
         model.save_pretrained(out)
         processor.save_pretrained(out)
-    (out / f"{out.name}_losses.json").write_text(json.dumps(record))
+    if record is not None:
+        (out / f"{out.name}_losses.json").write_text(json.dumps(record))
     return out
 
 
@@ -264,7 +265,7 @@ def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed
             losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
             progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
             if config.sft_stop_success is not None and (step + 1) % every == 0:
-                _save_stage(model, processor, out, {})
+                _save_stage(model, processor, out, None)
                 played = evaluate_model(
                     config, out, output_dir / "sft_checks" / f"step_{step + 1}", pool,
                     seed_offset=training_seeds(seed), episodes=config.sft_check_episodes,
