@@ -704,20 +704,23 @@ def _waiting_episode(*actions):
     return SimpleNamespace(turns=turns)
 
 
+_NOT_WAITS = [(0, 0), (0, 1), (1, 0), (1, 2), (2, 0), (2, 1), (3, 1), (4, 0)]
+
+
 @pytest.mark.parametrize(
-    ("share", "draws", "kept", "left"),
+    ("share", "draws", "waits", "left"),
     [
-        # share 1: everything, no draw
-        (1.0, [], [0, 1, 2, 3, 4], []),
-        # share 0: every episode that waits goes (a draw is never below 0); the others stay without a draw
-        (0.0, [0.0, 0.0, 0.0], [0, 2], []),
-        # one draw per waiting episode, in order; kept when the draw is below the share (0.5 is not)
-        (0.5, [0.7, 0.2, 0.5, 0.9], [0, 2, 3], [0.9]),
-        (0.25, [0.1, 0.3, 0.24999], [0, 1, 2, 4], []),
+        # share 1: every turn, no draw
+        (1.0, [], [(1, 1), (3, 0), (4, 1), (4, 2)], []),
+        # share 0: every wait goes (a draw is never below 0); the other turns stay without a draw
+        (0.0, [0.0, 0.0, 0.0, 0.0], [], []),
+        # one draw per wait, in order; kept when the draw is below the share (0.5 is not)
+        (0.5, [0.7, 0.2, 0.5, 0.9, 0.1], [(3, 0)], [0.1]),
+        (0.25, [0.1, 0.3, 0.24999, 0.0], [(1, 1), (4, 1), (4, 2)], []),
     ],
 )
-def test_the_sft_data_keeps_the_waiting_expert_episodes_at_its_share(share, draws, kept, left):
-    from r1_gui.multi_turn.demo import waits_kept
+def test_the_sft_data_keeps_every_turn_and_the_expert_waits_at_its_share(share, draws, waits, left):
+    from r1_gui.multi_turn.demo import turns_kept
 
     # 0 and 2 never wait (2's second turn did not parse), 1 and 3 wait, 4 waits twice
     episodes = [
@@ -728,18 +731,65 @@ def test_the_sft_data_keeps_the_waiting_expert_episodes_at_its_share(share, draw
         _waiting_episode("open_app", "wait", "wait"),
     ]
     rng = _Draws(draws)
-    got = waits_kept(episodes, share, rng)
-    assert [episodes.index(episode) for episode in got] == kept and rng.draws == left
+    got = turns_kept(episodes, share, rng)
+    expected = [episodes[e].turns[t] for e, t in sorted(_NOT_WAITS + waits)]
+    assert got == expected and rng.draws == left
 
 
 @pytest.mark.parametrize("share", [-0.1, 1.5])
 def test_a_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
     import random
 
-    from r1_gui.multi_turn.demo import waits_kept
+    from r1_gui.multi_turn.demo import turns_kept
 
     with pytest.raises(ValueError, match=f"sft_wait_share={share}: .* between 0 and 1"):
-        waits_kept([_waiting_episode("wait")], share, random.Random(0))
+        turns_kept([_waiting_episode("wait")], share, random.Random(0))
+
+
+def _turns_with_contexts(*actions):
+    episode = _waiting_episode(*actions)
+    for number, turn in enumerate(episode.turns):
+        turn.context = f"context {number}"
+    return episode
+
+
+@pytest.mark.parametrize(
+    ("share", "draws", "contexts", "left"),
+    [
+        # share 0: nothing, no draw
+        (0.0, [], [], []),
+        # one draw per turn right after an open_app that is not a wait, in order; trained to wait when the draw is
+        # below the share (0.5 is not)
+        (0.5, [0.1, 0.5, 0.9], [(0, 1)], []),
+        (0.5, [0.7, 0.2, 0.4, 0.8], [(1, 4), (3, 1)], [0.8]),
+        (1.0, [0.0, 0.99, 0.3], [(0, 1), (1, 4), (3, 1)], []),
+    ],
+)
+def test_the_sft_data_trains_a_share_of_idle_turns_after_an_app_opened_to_wait(share, draws, contexts, left):
+    from r1_gui.multi_turn.demo import idle_waits
+
+    # 0: the app opened at once; 1: a loading page (the expert waits), then later another app opened at once; 2: the
+    # turn after open_app did not parse, and no app is opened after it; 3: the app opened at once, then a wait
+    episodes = [
+        _turns_with_contexts("open_app", "home", "terminate"),
+        _turns_with_contexts("open_app", "wait", "home", "open_app", "terminate"),
+        _turns_with_contexts("home", "open_app", None, "terminate"),
+        _turns_with_contexts("open_app", "home", "wait"),
+    ]
+    rng = _Draws(draws)
+    got = idle_waits(episodes, share, rng)
+    expected = [episodes[episode].turns[turn].context for episode, turn in contexts]
+    assert got == expected and rng.draws == left
+
+
+@pytest.mark.parametrize("share", [-0.5, 2.0])
+def test_an_idle_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
+    import random
+
+    from r1_gui.multi_turn.demo import idle_waits
+
+    with pytest.raises(ValueError, match=f"sft_idle_wait_share={share}: .* between 0 and 1"):
+        idle_waits([_turns_with_contexts("open_app", "home")], share, random.Random(0))
 
 
 def test_a_button_page_draws_its_button_where_it_says():

@@ -3,8 +3,9 @@
 1. a random Qwen2-VL model built locally (r1_gui.tiny; `--arch` picks another architecture), taught to find a
    button on synthetic pages first where the config asks for it (`sight_steps`: 1000 in the web demo's defaults, 0
    in this one's);
-2. an SFT warm start on expert episodes of PhoneEnv (`open_and_return`): every turn of the expert's episodes (half
-   of those that wait on a slow app, `sft_wait_share`), played by the agent loop
+2. an SFT warm start on expert episodes of PhoneEnv (`open_and_return`): every turn of the expert's episodes but
+   its waits on a slow app's loading page (`sft_wait_share`), and a wait beside half of its answers on an app that
+   opened at once (`sft_idle_wait_share`), played by the agent loop
    (`r1_gui.agent.loop.play_episodes`) with an expert policy, in exactly the context multi-turn GRPO shows
    (`r1_gui.agent.context`), answered in the mobile_use form (`build_target`);
 3. eval/test_phone.py's evaluation on held-out seeds;
@@ -27,6 +28,7 @@ import random
 import resource
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
 from r1_gui.cli_errors import shared_core_threads
@@ -76,10 +78,13 @@ class MultiTurnDemoConfig:
     sft_episodes: int = 200
     # past the seeds' jump to copying the app name (400 steps was not, at some seeds)
     sft_steps: int = 800
-    # the share of the expert's episodes with a `wait` turn that SFT keeps (seeded; the others all): with half, the
-    # warm start learned the names and skipped the wait on slow apps, which GRPO learned, at 3 of 5 seeds (at the
-    # other 2 it already waited on most); a tenth left too few sampled waits for a signal
-    sft_wait_share: float = 0.5
+    # the share of the expert's wait turns SFT trains on (seeded; the episodes' other turns all): none, so the warm
+    # start never sees that a loading page asks for a wait (keeping whole waiting episodes at half, it learned the
+    # wait at 2 of 5 seeds and left GRPO no room)
+    sft_wait_share: float = 0.0
+    # the share of the turns right after an app opened at once that SFT also trains to wait, beside the expert's own
+    # answer there: the warm start knows the wait but not when it is needed, and samples it for GRPO to learn when
+    sft_idle_wait_share: float = 0.5
     # stop SFT at the first check whose greedy success on `sft_check_episodes` of its training episodes reaches this
     # share; checks every `sft_check_every` steps, then every `sft_check_every_parsed` once a check's answers parse
     # (the web demos' success can jump past the share within 5 steps of that); None: no checks
@@ -96,8 +101,9 @@ class MultiTurnDemoConfig:
     grpo_learning_rate: float = 5e-5
     # --beta: the KL term's weight (to the warm start); 0 loads no reference model
     grpo_beta: float = 0.0
-    # --average_last_steps: evaluate the mean of the last N steps' weights; 0: the last step's
-    grpo_average_last_steps: int = 0
+    # --average_last_steps: evaluate the mean of the last N steps' weights; 0: the last step's (at one seed of six,
+    # the last step's greedy answers dropped terminate's status while its samples succeeded)
+    grpo_average_last_steps: int = 5
     temperature: float = 0.7
     # the GRPO stages, each from the same warm start (--advantage_estimator): grpo, and gigpo's step-level credit
     estimators: tuple[str, ...] = ("grpo",)
@@ -115,7 +121,8 @@ class MultiTurnDemoConfig:
     @classmethod
     def fast(cls) -> MultiTurnDemoConfig:
         return cls(model_size="tiny", sft_episodes=8, sft_steps=2, grpo_steps=1, grpo_resets_per_step=1,
-                   num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=4, max_turn_tokens=24)  # fmt: skip
+                   num_generations=2, eval_episodes=4, eval_batch_size=4, max_turns=4, max_turn_tokens=24,
+                   grpo_average_last_steps=1)  # fmt: skip
 
 
 def training_seeds(seed: int) -> int:
@@ -128,36 +135,61 @@ def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None
     """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
     (a pool of the config's environment, left open) or in one of its own."""
     from r1_gui.agent.loop import play_episodes
+    from r1_gui.envs.phone.expert import WAIT
     from r1_gui.envs.runtime.backend import lent_or_own
     from r1_gui.multi_turn.expert import ExpertPolicy
 
     resets = reset_plan(config.tasks, config.sft_episodes, training_seeds(seed))
     decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
-    rng, examples = random.Random(f"keep_wait:{seed}"), []
+    rng, idle_rng, examples = random.Random(f"keep_wait:{seed}"), random.Random(f"idle_wait:{seed}"), []
+    expert = ExpertPolicy(processor.tokenizer)
+    wait = expert.answer(WAIT)
     with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout, config.env_pool) as pool:
         for start in range(0, len(resets), config.eval_batch_size):
             episodes = play_episodes(
-                pool, resets[start : start + config.eval_batch_size], ExpertPolicy(processor.tokenizer), processor,
+                pool, resets[start : start + config.eval_batch_size], expert, processor,
                 max_turns=config.max_turns, history_images=config.history_images, decode=decode,
                 system=config.system_prompt,
             )  # fmt: skip
-            kept = waits_kept(episodes, config.sft_wait_share, rng)
-            examples += [(turn.context, turn.completion_ids) for episode in kept for turn in episode.turns]
+            examples += [
+                (turn.context, turn.completion_ids) for turn in turns_kept(episodes, config.sft_wait_share, rng)
+            ]
+            examples += [(context, wait) for context in idle_waits(episodes, config.sft_idle_wait_share, idle_rng)]
     return examples
 
 
-def waits_kept(episodes: list, share: float, rng: random.Random) -> list:
-    """The episodes SFT trains on (`sft_wait_share`): every episode without a `wait` turn, and each one with a
-    wait if a draw of `rng` falls below `share` (one draw per such episode, in order; none at share 1)."""
+def turns_kept(episodes: list, share: float, rng: random.Random) -> list:
+    """The expert's turns SFT trains on (`sft_wait_share`): every turn but a `wait`, and each wait if a draw of `rng`
+    falls below `share` (one draw per wait, in order; none at share 1)."""
     if not 0.0 <= share <= 1.0:
-        raise ValueError(f"sft_wait_share={share}: the share of waiting expert episodes kept is between 0 and 1")
-    if share == 1.0:
-        return list(episodes)
+        raise ValueError(f"sft_wait_share={share}: the share of the expert's wait turns kept is between 0 and 1")
+    return [
+        turn
+        for episode in episodes
+        for turn in episode.turns
+        if _kind(turn) != "wait" or share == 1.0 or rng.random() < share
+    ]
 
-    def waits(episode) -> bool:
-        return any(turn.action is not None and turn.action.type == "wait" for turn in episode.turns)
 
-    return [episode for episode in episodes if not waits(episode) or rng.random() < share]
+def idle_waits(episodes: list, share: float, rng: random.Random) -> list:
+    """The contexts SFT also trains to wait (`sft_idle_wait_share`): each turn right after an `open_app` turn whose
+    own action is not a wait (the app opened at once), if a draw of `rng` falls below `share` (one draw per such
+    turn, in order; none at share 0)."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"sft_idle_wait_share={share}: the share of idle turns trained to wait is between 0 and 1")
+    if share == 0.0:
+        return []
+    return [
+        turn.context
+        for episode in episodes
+        for before, turn in pairwise(episode.turns)
+        if _kind(before) == "open_app" and _kind(turn) not in ("wait", None) and rng.random() < share
+    ]
+
+
+def _kind(turn) -> str | None:
+    """A played turn's action type; None where its answer did not parse."""
+    return None if turn.action is None else turn.action.type
 
 
 def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) -> float:

@@ -45,8 +45,9 @@ class WebDemoConfig(MultiTurnDemoConfig):
     sft_episodes: int = 400
     # a warm start whose answers all parse and that leaves GRPO room
     sft_steps: int = 40
-    # the web's experts never wait: every episode
+    # the web's experts never wait, nor open apps
     sft_wait_share: float = 1.0
+    sft_idle_wait_share: float = 0.0
     # 4 pages x 4 episodes a step at lr 5e-5 with a KL term: gains that hold over 90 steps
     grpo_steps: int = 90
     grpo_resets_per_step: int = 4
