@@ -79,8 +79,8 @@ class MultiTurnDemoConfig:
     # past the seeds' jump to copying the app name (400 steps was not, at some seeds)
     sft_steps: int = 800
     # the share of the expert's wait turns SFT trains on (seeded; the episodes' other turns all): none, so the warm
-    # start never sees that a loading page asks for a wait (keeping whole waiting episodes at half, it learned the
-    # wait at 2 of 5 seeds and left GRPO no room)
+    # start never sees that a loading page asks for a wait (keeping half the waiting episodes whole, it learned the
+    # wait on most slow apps at 2 of 5 seeds, leaving GRPO 12 points and none)
     sft_wait_share: float = 0.0
     # the share of the turns right after an app opened at once that SFT also trains to wait, beside the expert's own
     # answer there: the warm start knows the wait but not when it is needed, and samples it for GRPO to learn when
