@@ -147,10 +147,12 @@ def test_episode_units_pair_each_episode_metric_as_a_ratio_of_its_counts():
         ]
     )
     assert pairs == {
-        "a:1": {"success_rate": (1.0, 2.0), "turn_parse_rate": (5.0, 5.0), "mean_turns": (5.0, 2.0),
-                "click_hit_rate": (1.0, 3.0), "step_success": (2.0, 5.0), "episode_progress": (0.5, 1.0)},
-        "b:2": {"success_rate": (0.0, 1.0), "turn_parse_rate": (1.0, 1.0), "mean_turns": (1.0, 1.0),
-                "click_hit_rate": (0.0, 0.0), "step_success": (0.0, 0.0), "episode_progress": (0.0, 0.0)},
+        "a:1": {"success_rate": (1.0, 2.0), "mean_steps_to_success": (2.0, 1.0), "turn_parse_rate": (5.0, 5.0),
+                "mean_turns": (5.0, 2.0), "click_hit_rate": (1.0, 3.0), "step_success": (2.0, 5.0),
+                "episode_progress": (0.5, 1.0)},
+        "b:2": {"success_rate": (0.0, 1.0), "mean_steps_to_success": (0.0, 0.0), "turn_parse_rate": (1.0, 1.0),
+                "mean_turns": (1.0, 1.0), "click_hit_rate": (0.0, 0.0), "step_success": (0.0, 0.0),
+                "episode_progress": (0.0, 0.0)},
     }  # fmt: skip
 
 
@@ -161,10 +163,50 @@ def test_episode_runs_compare_turns_and_click_hits_and_leave_out_what_neither_re
     result = compare(episode_run(tmp_path / "a", a), episode_run(tmp_path / "b", b))
     assert result["unit"] == "episodes" and result["units"] == 10
     # no turn was judged against a recorded step and no episode reports progress: those two are not compared
-    assert list(result["metrics"]) == ["success_rate", "turn_parse_rate", "mean_turns", "click_hit_rate"]
+    assert list(result["metrics"]) == [
+        "success_rate", "mean_steps_to_success", "mean_turns", "turn_parse_rate", "click_hit_rate"
+    ]  # fmt: skip
     metrics = result["metrics"]
     assert (metrics["success_rate"]["a"], metrics["success_rate"]["b"]) == (0.3, 0.7)
     assert (metrics["mean_turns"]["a"], metrics["mean_turns"]["b"]) == (3.0, pytest.approx(2.3))
     assert metrics["click_hit_rate"]["a"] == pytest.approx(3 / 30)
     assert metrics["click_hit_rate"]["b"] == pytest.approx((7 * 2 + 3) / 23)
     assert metrics["mean_turns"]["difference"] == pytest.approx(-0.7) and metrics["mean_turns"]["significant"]
+
+
+# Issue 70 item 1: each metric is defined once (r1_gui.evaluation.metrics' tables); metrics.json and compare read the
+# same definition. Until 9db8b9d, metrics.json's episode_progress divided by every play (an episode that reports no
+# progress counted as 0) and compare's by the plays that report progress.
+def test_every_episode_metric_is_the_same_in_metrics_json_and_in_compare(tmp_path):
+    from r1_gui.evaluation.metrics import episode_metrics
+
+    records = [
+        episode("a:1", True, [True, False], matched=True, progress=1.0),
+        episode("a:1", False, [None, False, False], matched=False, progress=None, repeat=1),  # reports no progress
+        episode("b:2", False, [None], progress=0.5),
+        episode("c:3", True, [True], matched=True, progress=None),  # reports no progress
+        episode("d:4", False, [False, None], matched=False, progress=0.0),
+    ]
+    metrics = episode_metrics([record | {"task": "t"} for record in records])
+    # by hand: progress 1.0 + 0.5 + 0.0 over the 3 plays that report it (2 of 5 report none)
+    assert metrics["episode_progress"] == pytest.approx(1.5 / 3)
+    assert metrics["step_success"] == pytest.approx(3 / 8)  # matched turns of the 8 turns judged (b:2's is not)
+    assert metrics["click_hit_rate"] == pytest.approx(2 / 6)  # hits of the 6 turns with a target box
+    result = compare(episode_run(tmp_path / "a", records), episode_run(tmp_path / "b", records))
+    ratios = ["success_rate", "mean_steps_to_success", "mean_turns", "turn_parse_rate", "step_success",
+              "click_hit_rate", "episode_progress"]  # fmt: skip
+    assert set(ratios) <= set(metrics) and set(result["metrics"]) <= set(ratios)
+    for name, row in result["metrics"].items():
+        assert row["a"] == pytest.approx(metrics[name]), name
+        assert row["difference"] == 0, name
+
+
+def test_every_step_metric_is_the_same_in_metrics_json_and_in_compare(tmp_path):
+    rows = steps(20)
+    folder = run(tmp_path / "a", rows, right=set(range(7)))
+    metrics = json.loads((folder / "metrics.json").read_text())
+    result = compare(folder, run(tmp_path / "b", rows, right=set(range(7))))
+    assert list(result["metrics"]) == ["parse_rate", *METRICS]
+    assert result["metrics"]["type_accuracy"]["a"] == metrics["type_accuracy"] == pytest.approx(7 / 20)
+    for name, row in result["metrics"].items():
+        assert row["a"] == pytest.approx(metrics[name]), name

@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action, original_call
@@ -27,15 +28,101 @@ from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)
 
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: sum(numerator) / sum(denominator) over its units, the counts each unit holds (a step: 0 or 1 of 1;
+    an episode: its repeats' counts, `episode_units`). Every consumer reads the tables below: metrics.json
+    (`metric_values`), `stats.compare`'s pairs and the reports, so a metric cannot mean two things.
+
+    ``empty``: the value where the denominator sums to 0: "zero", "none", or "omit" (left out of metrics.json, and
+    not compared: what the environment does not report). ``proportion``: a share of independent units, whose
+    interval is Wilson's where every unit is 0 or 1 of 1 or not counted (a step, an episode played once); else, and for every
+    ratio over episodes' turns, the interval is a bootstrap over the units."""
+
+    name: str
+    numerator: str
+    denominator: str
+    empty: str = "none"
+    proportion: bool = False
+
+
+# Step metrics (eval/test_aitw.py; also the step numbers of a --benchmark run): each unit is one sample, whose counts
+# are `step_counts`: "samples" 1, "parsed" (an action was read), and each per-sample score of `score_output`.
+STEP_METRICS = (
+    Metric("parse_rate", "parsed", "samples", "zero", True),
+    Metric("type_accuracy", "type_match", "samples", "zero", True),
+    Metric("param_accuracy", "param_match", "samples", "zero", True),
+    Metric("paper_param_accuracy", "paper_param_match", "samples", "zero", True),
+    Metric("action_match_accuracy", "action_match", "samples", "zero", True),
+    Metric("step_success", "step_success", "samples", "zero", True),
+)
+# Episode metrics (eval/test_phone.py): each unit is an episode with its repeats, counts from `episode_units`.
+# Each ratio is over the units that report what it needs: step_success over the turns an expert judged,
+# click_hit_rate over the turns with a target box, episode_progress over the plays that report progress.
+EPISODE_METRICS = (
+    Metric("success_rate", "wins", "plays", "zero", True),
+    Metric("mean_steps_to_success", "win_steps", "wins"),
+    Metric("mean_turns", "turns", "plays"),  # the actions an episode took, won or lost
+    Metric("turn_parse_rate", "parsed", "turns", "zero"),
+    Metric("step_success", "matched", "judged", "omit"),
+    Metric("click_hit_rate", "hits", "aimed"),
+    Metric("episode_progress", "progress", "progressed", "omit"),
+)
+# The benchmarks' own metrics (`peers.benchmarks`): a unit is one sample, counts from `navigation_counts` (navigation
+# sets: grounding over click-like steps, text over text steps) or "samples" and "hits" (grounding sets).
+NAVIGATION_METRICS = (
+    Metric("type_accuracy", "type", "samples", proportion=True),
+    Metric("grounding_accuracy", "grounding", "grounding_steps", proportion=True),
+    Metric("text_accuracy", "text", "text_steps", proportion=True),
+    Metric("step_success", "step", "samples", proportion=True),
+)
+GROUNDING_METRICS = (Metric("accuracy", "hits", "samples", proportion=True),)
+
 # metric name -> the per-sample score it averages (in this order in metrics.json, the tables and the report)
-METRICS = {
-    "type_accuracy": "type_match",
-    "param_accuracy": "param_match",
-    "paper_param_accuracy": "paper_param_match",
-    "action_match_accuracy": "action_match",
-    "step_success": "step_success",
-}
+METRICS = {metric.name: metric.numerator for metric in STEP_METRICS if metric.numerator != "parsed"}
 SCORE_NAMES = tuple(METRICS.values())
+
+
+def metric_values(table: Sequence[Metric], units: Sequence[dict]) -> dict[str, Any]:
+    """{name: value, name_ci95: its 95% interval} of every metric of ``table`` over ``units`` (dicts of counts; see
+    `Metric`): the one place a metric's value and interval are computed from its definition."""
+    values: dict[str, Any] = {}
+    for metric in table:
+        numerators = [float(unit[metric.numerator]) for unit in units]
+        denominators = [float(unit[metric.denominator]) for unit in units]
+        total = sum(denominators)
+        if total <= 0 and metric.empty == "omit":
+            continue
+        values[metric.name] = sum(numerators) / total if total > 0 else {"zero": 0.0, "none": None}[metric.empty]
+        # each unit 0 or 1 of 1, or not counted (0 of 0: a step the metric does not judge)
+        each_once = all((n, d) in ((0, 0), (0, 1), (1, 1)) for n, d in zip(numerators, denominators, strict=True))
+        values[metric.name + CI_SUFFIX] = (
+            wilson(int(sum(numerators)), int(total))
+            if metric.proportion and each_once
+            else bootstrap_ratio(numerators, denominators)
+        )
+    return values
+
+
+def step_counts(record: dict) -> dict[str, int]:
+    """A scored record's (predictions.jsonl line's) counts: samples 1, parsed, and each per-sample score 0 or 1."""
+    counts = {"samples": 1, "parsed": int(record.get("prediction") is not None)}
+    return counts | {score: int(bool(record["scores"][score])) for score in SCORE_NAMES}
+
+
+def navigation_counts(result: dict[str, bool | None]) -> dict[str, int]:
+    """A navigation benchmark step's counts from its scores (`peers.benchmarks.navigation_scores`: type,
+    grounding and text, None where the step is not of that kind, step)."""
+    return {
+        "samples": 1,
+        "type": int(result["type"]),
+        "grounding": int(bool(result["grounding"])),
+        "grounding_steps": int(result["grounding"] is not None),
+        "text": int(bool(result["text"])),
+        "text_steps": int(result["text"] is not None),
+        "step": int(result["step"]),
+    }
 
 
 def paper_param_match(output: str | None, solution: str | None) -> bool:
@@ -90,14 +177,7 @@ def score_output(
 
 
 def _rates(records: Sequence[dict]) -> dict[str, Any]:
-    count = len(records)
-    hits = {"parse_rate": sum(record.get("prediction") is not None for record in records)}
-    hits |= {metric: sum(bool(record["scores"][score]) for record in records) for metric, score in METRICS.items()}
-    rates: dict[str, Any] = {"num_samples": count}
-    for metric, hit_count in hits.items():
-        rates[metric] = hit_count / count if count else 0.0
-        rates[metric + CI_SUFFIX] = wilson(hit_count, count)
-    return rates
+    return {"num_samples": len(records), **metric_values(STEP_METRICS, [step_counts(record) for record in records])}
 
 
 def type_order(types: Iterable[str]) -> list[str]:
@@ -202,12 +282,11 @@ def _repeat_numbers(rows: Sequence[dict], units: list[dict]) -> dict:
 
 
 def episode_metrics(records: Sequence[dict]) -> dict:
-    """success_rate (overall and per task), mean steps to success, mean turns (per episode, won or lost), turn parse
-    rate, env_failures; where the
-    environment reports them, step_success (turns matching a recorded step) and episode_progress; click_hit_rate:
-    of the turns whose screen has a target box (`info["target_box"]`), the share whose action is a click inside it
-    (None where no turn has one). Each rate and
-    mean has its 95% interval beside it (KEY_ci95) over episodes, the units: Wilson for success_rate when each
+    """The metrics of `EPISODE_METRICS` (success_rate, mean_steps_to_success, mean_turns, turn_parse_rate; where
+    the environment reports what they need, step_success over the turns an expert judged and episode_progress over
+    the plays that report progress; click_hit_rate over the turns whose screen has a target box,
+    `info["target_box"]`, None where none has), episodes and env_failures, overall and per task. Each has its 95%
+    interval beside it (KEY_ci95) over episodes, the units (`metric_values`): Wilson for success_rate when each
     episode was played once, else a bootstrap over episodes (their repeats together), as for the numbers over
     turns (turns of one episode are not independent) and the means. With repeats (records of several passes):
     ``per_repeat`` success rates, success_rate_mean, success_rate_std (sample standard deviation over passes) and
@@ -215,35 +294,8 @@ def episode_metrics(records: Sequence[dict]) -> dict:
 
     def summary(rows: Sequence[dict]) -> dict:
         units = list(episode_units(rows).values())
-        wins = [row for row in rows if row["success"]]
-        turns = [turn for row in rows for turn in row["turns"]]
-        once = all(unit["plays"] == 1 for unit in units)
-        result = {
-            "episodes": len(rows),
-            "success_rate": len(wins) / len(rows) if rows else 0.0,
-            "success_rate" + CI_SUFFIX: wilson(len(wins), len(rows))
-            if once
-            else bootstrap_ratio(_column(units, "wins"), _column(units, "plays")),
-            "mean_steps_to_success": sum(row["steps"] for row in wins) / len(wins) if wins else None,
-            "mean_steps_to_success" + CI_SUFFIX: bootstrap_ratio(_column(units, "win_steps"), _column(units, "wins")),
-            "mean_turns": len(turns) / len(rows) if rows else None,  # the actions an episode took, won or lost
-            "mean_turns" + CI_SUFFIX: bootstrap_ratio(_column(units, "turns"), _column(units, "plays")),
-            "turn_parse_rate": sum(turn["parsed"] for turn in turns) / len(turns) if turns else 0.0,
-            "turn_parse_rate" + CI_SUFFIX: bootstrap_ratio(_column(units, "parsed"), _column(units, "turns")),
-            "env_failures": sum(row.get("env_failure") is not None for row in rows),
-        }
-        matched = [turn["matched"] for turn in turns if turn["matched"] is not None]
-        if matched:
-            result["step_success"] = sum(matched) / len(matched)
-            result["step_success" + CI_SUFFIX] = bootstrap_ratio(_column(units, "matched"), _column(units, "judged"))
-        aimed = [turn["click_hit"] for turn in turns if turn.get("click_hit") is not None]
-        result["click_hit_rate"] = sum(aimed) / len(aimed) if aimed else None
-        result["click_hit_rate" + CI_SUFFIX] = bootstrap_ratio(_column(units, "hits"), _column(units, "aimed"))
-        if any(row["progress"] is not None for row in rows):
-            result["episode_progress"] = sum(row["progress"] or 0.0 for row in rows) / len(rows)
-            result["episode_progress" + CI_SUFFIX] = bootstrap_ratio(
-                _column(units, "progress"), _column(units, "plays")
-            )
+        result = {"episodes": len(rows), **metric_values(EPISODE_METRICS, units)}
+        result["env_failures"] = sum(row.get("env_failure") is not None for row in rows)
         if len({row.get("repeat", 0) for row in rows}) > 1:
             result |= _repeat_numbers(rows, units)
         return result

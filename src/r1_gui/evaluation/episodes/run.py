@@ -34,7 +34,7 @@ from r1_gui.envs.runtime.backend import lent_or_own, pool_settings
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, SlotPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.metrics import REPEAT_MARK, episode_metrics
+from r1_gui.evaluation.metrics import EPISODE_METRICS, REPEAT_MARK, episode_metrics
 from r1_gui.evaluation.run.predictions_file import RecordWriter, read_records
 from r1_gui.evaluation.run.protocol import (
     episode_history,
@@ -224,8 +224,7 @@ def save_picture(episode, path: Path) -> str:
 
 # The overall metrics the report's table lists (with their intervals), in this order; the rest are other tables.
 REPORT_METRICS = (
-    "episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "step_success", "click_hit_rate",
-    "episode_progress",
+    "episodes", *(metric.name for metric in EPISODE_METRICS),
     "env_failures", "repeats", "success_rate_mean", "success_rate_std", "flip_share", "reused_episodes",
 )  # fmt: skip
 TASK_COLUMNS = ("episodes", "success_rate", "mean_steps_to_success", "turn_parse_rate", "click_hit_rate")

@@ -43,9 +43,10 @@ from r1_gui.actions import Action, format_action, read_bbox
 from r1_gui.actions.guir1 import guir1_name
 from r1_gui.actions.guir1_rows import action_and_box, number_list
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.metrics import GROUNDING_METRICS, NAVIGATION_METRICS, metric_values, navigation_counts
 from r1_gui.evaluation.peers import guir1_eval
 from r1_gui.evaluation.run.predictions_file import json_line
-from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text, wilson
+from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 from r1_gui.scoring.aitw import text_matches
 
@@ -263,18 +264,11 @@ def _gt_fields(record: dict, fields: dict) -> dict:
     return fields | guir1_eval.prediction_fields(_action(record.get("prediction")), fields["image_size"])
 
 
-def _share(name: str, values: list[bool]) -> dict[str, Any]:
-    """{name: the share of True (None without values), name_ci95: its Wilson interval}."""
-    return {name: guir1_eval.share(sum(values), len(values)), name + CI_SUFFIX: wilson(sum(values), len(values))}
-
-
 def _navigation_rates(results: list[dict], lines: list[dict]) -> dict[str, Any]:
-    numbers: dict[str, Any] = {"num_samples": len(results)}
-    numbers |= _share("type_accuracy", [r["type"] for r in results])
-    numbers |= _share("grounding_accuracy", [r["grounding"] for r in results if r["grounding"] is not None])
-    numbers |= _share("text_accuracy", [r["text"] for r in results if r["text"] is not None])
-    numbers |= _share("step_success", [r["step"] for r in results])
-    return numbers | guir1_eval.navigation_numbers(lines)
+    counts = [navigation_counts(result) for result in results]
+    return {"num_samples": len(results), **metric_values(NAVIGATION_METRICS, counts)} | guir1_eval.navigation_numbers(
+        lines
+    )
 
 
 def _grouped(keys: list[str], items: list[Any]) -> dict[str, list[Any]]:
@@ -314,10 +308,14 @@ def grounding_metrics(records: Sequence[dict], fields: Sequence[dict], pro: bool
     ui_types = [str(meta.get("ui_type") or "unknown") for meta in fields]
     platforms = [meta["platform"] for meta in fields]
 
-    def rates(keys: list[str]) -> dict[str, Any]:
-        return {key: {"num_samples": len(v), **_share("accuracy", v)} for key, v in _grouped(keys, hits).items()}
+    def accuracy(samples: list[bool]) -> dict[str, Any]:
+        counts = [{"samples": 1, "hits": int(hit)} for hit in samples]
+        return {"num_samples": len(samples), **metric_values(GROUNDING_METRICS, counts)}
 
-    metrics: dict[str, Any] = {"num_samples": len(hits), **_share("accuracy", hits)}
+    def rates(keys: list[str]) -> dict[str, Any]:
+        return {key: accuracy(v) for key, v in _grouped(keys, hits).items()}
+
+    metrics: dict[str, Any] = accuracy(hits)
     metrics |= {"per_platform": rates(platforms), "per_ui_type": rates(ui_types)}
     metrics["per_platform_ui_type"] = rates([f"{p}-{u}" for p, u in zip(platforms, ui_types, strict=True)])
     if pro:

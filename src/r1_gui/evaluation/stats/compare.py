@@ -7,11 +7,11 @@ both runs scored (steps by id from predictions.jsonl; episodes by "task:seed" fr
 an episode together), and whether it is beyond noise (``significant``: the interval excludes 0). The bootstrap is
 ``intervals.paired_difference``: 10,000 resamples, seed 0, so the same two runs always give the same answer.
 
-Step runs (eval/test_aitw.py, model runs and predictions files alike) compare parse_rate and every step metric
-(``metrics.METRICS``; for a ``--benchmark`` run these too, not the benchmark's own table); episode runs
-(eval/test_phone.py) compare success_rate, turn_parse_rate, mean_turns and, where the environment reports what they
-need, click_hit_rate, step_success and episode_progress. The values are recomputed from the paired records, so they
-equal metrics.json's when both runs scored the same units.
+Step runs (eval/test_aitw.py, model runs and predictions files alike) compare every metric of
+``metrics.STEP_METRICS`` (for a ``--benchmark`` run these too, not the benchmark's own table); episode runs
+(eval/test_phone.py) every metric of ``metrics.EPISODE_METRICS`` where both runs report what it needs (its
+denominator above 0: no judged turn, no step_success). Both read the same table of definitions as metrics.json, so a
+value here equals metrics.json's when both runs scored the same units.
 
 The two protocol cards (metrics.json, key ``protocol``) must agree in everything that changes what a metric
 measures (``METRIC_FIELDS``: the split's rows, the prompt, the coordinates, the image bounds, the history, the
@@ -31,7 +31,7 @@ from pathlib import Path
 from r1_gui.cli_errors import UserError, cli_main, command_parser
 from r1_gui.evaluation.episodes.run import EPISODES_FILE
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.metrics import METRICS, episode_units
+from r1_gui.evaluation.metrics import EPISODE_METRICS, STEP_METRICS, Metric, episode_units, step_counts
 from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE, read_records
 from r1_gui.evaluation.run.resume import METRICS_FILE
 from r1_gui.evaluation.stats.intervals import RESAMPLES, SEED, interval_text, paired_difference
@@ -44,16 +44,6 @@ METRIC_FIELDS = (
 )  # fmt: skip
 # Card fields that may differ without changing what is measured; a difference is said, not refused.
 NOTED_FIELDS = (("model", "name_or_path"), ("decoding", "backend"), ("decoding", "seed"), ("r1_gui", "commit"))
-# The episode metrics compared, each a ratio of sums of `metrics.episode_units`' counts (numerator, denominator);
-# one is compared where its denominator is above 0 in both runs (no judged turn: no step_success)
-EPISODE_METRICS = {
-    "success_rate": ("wins", "plays"),
-    "turn_parse_rate": ("parsed", "turns"),
-    "mean_turns": ("turns", "plays"),
-    "click_hit_rate": ("hits", "aimed"),
-    "step_success": ("matched", "judged"),
-    "episode_progress": ("progress", "progressed"),
-}
 
 
 class Run:
@@ -88,22 +78,18 @@ class Run:
 
 
 def step_units(records: Sequence[dict]) -> dict[str, dict[str, tuple[float, float]]]:
-    """Each predictions.jsonl record as one unit: parse_rate and every step metric as (0 or 1, 1)."""
-    units = {}
-    for record in records:
-        values = {"parse_rate": (float(record.get("prediction") is not None), 1.0)}
-        values |= {name: (float(bool(record["scores"][score])), 1.0) for name, score in METRICS.items()}
-        units[record["id"]] = values
-    return units
+    """Each predictions.jsonl record as one unit: every `STEP_METRICS` ratio as (0 or 1, 1)."""
+    return {record["id"]: _pairs(STEP_METRICS, step_counts(record)) for record in records}
 
 
 def episode_pairs(records: Sequence[dict]) -> dict[str, dict[str, tuple[float, float]]]:
-    """Each episode (its repeats together) as one unit: {metric: (numerator, denominator)} of every EPISODE_METRICS
-    ratio, from the counts the episode metrics' own intervals use."""
-    return {
-        key: {name: (float(unit[num]), float(unit[den])) for name, (num, den) in EPISODE_METRICS.items()}
-        for key, unit in episode_units(records).items()
-    }
+    """Each episode (its repeats together) as one unit: {metric: (numerator, denominator)} of every
+    `EPISODE_METRICS` ratio, from the counts metrics.json's values and intervals use (`episode_units`)."""
+    return {key: _pairs(EPISODE_METRICS, unit) for key, unit in episode_units(records).items()}
+
+
+def _pairs(table: Sequence[Metric], counts: dict) -> dict[str, tuple[float, float]]:
+    return {metric.name: (float(counts[metric.numerator]), float(counts[metric.denominator])) for metric in table}
 
 
 def _field(card: dict, path: tuple[str, ...]):
@@ -165,15 +151,13 @@ def compare(
     left_out = len(run_a.units) + len(run_b.units) - 2 * len(shared)
     if left_out:
         notes.append(f"{left_out} {run_a.unit} scored by only one run are left out")
-    names = (
-        ("parse_rate", *METRICS)
-        if run_a.unit == "steps"
-        else [
-            name
-            for name in EPISODE_METRICS
-            if all(sum(run.units[key][name][1] for key in shared) > 0 for run in (run_a, run_b))
-        ]
-    )
+    table = STEP_METRICS if run_a.unit == "steps" else EPISODE_METRICS
+    # a ratio is compared where both runs report what it needs (its denominator above 0)
+    names = [
+        metric.name
+        for metric in table
+        if all(sum(run.units[key][metric.name][1] for key in shared) > 0 for run in (run_a, run_b))
+    ]
     metrics = {}
     for name in names:
         pair_a = ([run_a.units[key][name][0] for key in shared], [run_a.units[key][name][1] for key in shared])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, format_action
-from r1_gui.evaluation.metrics import METRICS, UNPARSED
+from r1_gui.evaluation.metrics import METRICS, STEP_METRICS, UNPARSED
 from r1_gui.evaluation.peers.benchmarks import benchmark_tables
 from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text
 from r1_gui.evaluation.steps.samples import Sample, image_reference
@@ -109,7 +109,7 @@ def card_line(card: dict) -> str:
     return "; ".join(parts)
 
 
-STEP_METRIC_ROWS = ("num_samples", "parse_rate", *METRICS, "num_errors")
+STEP_METRIC_ROWS = ("num_samples", *(metric.name for metric in STEP_METRICS), "num_errors")
 
 
 def metrics_table(metrics: dict, keys: Sequence[str] = STEP_METRIC_ROWS) -> str:
