@@ -121,17 +121,31 @@ def test_every_answer_token_gets_its_turns_advantage(offsets, lengths, advantage
 
 
 TURN_REWARD_CASES = [
-    # (the environment's step rewards, (weight, per-turn values) of each reward that declares them, per-turn rewards)
-    # success at the last step (1.0) plus task_success's own 1.0 there, weighted 2; click distance 0.5 then n/a
-    ([0.0, 1.0], [(1.0, [0.5, None]), (2.0, [0.0, 1.0])], [0.5, 3.0]),
+    # (the environment's step rewards, (weight, per-turn values) of each reward that declares them, whether one of
+    # them carries the environment's reward (task_success does), per-turn rewards)
+    # success at the last step: task_success's 1.0 there, weighted 2, in place of the environment's own 1.0 (issue
+    # 70 item 8: until 9db8b9d both counted, 3.0); click distance 0.5 then n/a
+    ([0.0, 1.0], [(1.0, [0.5, None]), (2.0, [0.0, 1.0])], True, [0.5, 2.0]),
+    # the same rewards without task_success: the environment's step reward and the click distance
+    ([0.0, 1.0], [(1.0, [0.5, None])], False, [0.5, 1.0]),
+    # task_success alone, weight 1, in a failed episode: nothing but zeros (the environment's 0s not added)
+    ([0.0, 0.0, 0.0], [(1.0, [0.0, 0.0, 0.0])], True, [0.0, 0.0, 0.0]),
     # no reward declares per-turn values: the environment's alone
-    ([0.0, 0.0, 1.0], [], [0.0, 0.0, 1.0]),
+    ([0.0, 0.0, 1.0], [], False, [0.0, 0.0, 1.0]),
 ]
 
 
-@pytest.mark.parametrize(("env_rewards", "values", "expected"), TURN_REWARD_CASES)
-def test_per_turn_rewards_add_the_environments_and_the_weighted_values(env_rewards, values, expected):
-    assert turn_rewards(env_rewards, values) == pytest.approx(expected)
+@pytest.mark.parametrize(("env_rewards", "values", "carried", "expected"), TURN_REWARD_CASES)
+def test_per_turn_rewards_count_the_environments_reward_once(env_rewards, values, carried, expected):
+    assert turn_rewards(env_rewards, values, env_reward_carried=carried) == pytest.approx(expected)
+
+
+def test_task_success_carries_the_environments_reward_and_the_shaping_rewards_do_not():
+    from r1_gui.rewards import REWARD_FUNCS, carries_env_reward, get_reward_funcs
+
+    assert carries_env_reward(REWARD_FUNCS["task_success"])
+    assert carries_env_reward(get_reward_funcs(["task_success"])[0])  # bound too
+    assert not any(carries_env_reward(REWARD_FUNCS[name]) for name in REWARD_FUNCS if name != "task_success")
 
 
 # -- malformed input: one ValueError that names what is off ---------------------------------------------------------

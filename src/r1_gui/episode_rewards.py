@@ -21,7 +21,9 @@ the keyword `per_turn` (default False); called with `per_turn=True` it returns, 
 where it does not apply to that turn, counted as 0) instead of the episode's score. Every reward above does: the
 per-turn ones give each turn's score before the mean, `task_success` gives 0 on every turn but the last, which holds
 the episode's success. `r1_gui.rewards.turn_values` reads them. A reward of your own (`module:function`) declares them
-the same way; one that does not take `per_turn` counts for the episode-level advantage only.
+the same way; one that does not take `per_turn` counts for the episode-level advantage only. `task_success` also
+carries the environment's own reward (the attribute ``carries_env_reward``): with it among the rewards, a turn's
+reward holds its weighted values in place of the environment's step reward, which is the same success.
 """
 
 from __future__ import annotations
@@ -153,6 +155,12 @@ def task_success_reward(
             None if item is None else _at_last_turn(item, value) for item, value in zip(episode, success, strict=True)
         ]
     return success
+
+
+# task_success is the environment's final-state check, which the environments' step rewards already give (1.0 for the
+# action that ends an episode in success): under GiGPO its weighted per-turn values stand in for them
+# (`r1_gui.rewards.carries_env_reward`), so a success counts once in a turn's reward.
+task_success_reward.carries_env_reward = True
 
 
 def _at_last_turn(episode: Any, value: float) -> list[float]:

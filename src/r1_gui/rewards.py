@@ -420,6 +420,14 @@ def declares_per_turn(reward: Callable) -> bool:
         return False
 
 
+def carries_env_reward(reward: Callable) -> bool:
+    """Whether a reward (registered, bound or your own) stands for the environment's own reward (its attribute
+    ``carries_env_reward``, True on `task_success`): GiGPO's per-turn rewards then count its weighted per-turn values
+    in place of the environment's step rewards, so that the environment's reward counts once."""
+    func = reward.func if isinstance(reward, BoundReward) else reward
+    return bool(getattr(func, "carries_env_reward", False))
+
+
 def turn_values(reward: Callable, episodes: Sequence[Any]) -> list[list[float | None]] | None:
     """A reward's per-turn values for `episodes`, one list per episode with one value per turn (None: does not apply),
     from `reward(episode=episodes, per_turn=True)`; None when the reward declares no per-turn values. What the reward

@@ -8,7 +8,9 @@ environment's own `info["state_key"]`) form an anchor group; each turn's discoun
 normalised within its anchor group, and a turn alone in its group gets 0. A turn's advantage is the episode's plus
 omega (`--step_advantage_weight`) times its step advantage.
 
-    returns      R_t = r_t + gamma R_{t+1}                   (`discounted_returns`; r_t from `turn_rewards`)
+    returns      R_t = r_t + gamma R_{t+1}                   (`discounted_returns`; r_t from `turn_rewards`: the
+                                                             weighted per-turn rewards, plus the environment's step
+                                                             reward unless task_success stands for it)
     step         A_t = (R_t - mean_g) / (std_g + 1e-4)       (`step_credit`; g: the turn's anchor group)
     turn         episode advantage + omega A_t               (`turn_advantages`)
     tokens       every answer token of turn t gets turn t's  (`token_advantages`; tool-response tokens 0)
@@ -61,12 +63,18 @@ def discounted_returns(rewards: Sequence[float], gamma: float) -> list[float]:
 
 
 def turn_rewards(
-    env_rewards: Sequence[float], reward_values: Sequence[tuple[float, Sequence[float | None]]]
+    env_rewards: Sequence[float],
+    reward_values: Sequence[tuple[float, Sequence[float | None]]],
+    *,
+    env_reward_carried: bool = False,
 ) -> list[float]:
-    """One episode's per-turn rewards: the environment's step reward of each turn plus, for each reward function that
-    declares per-turn values (`r1_gui.rewards.turn_values`), its weight times its value (None: does not apply, 0).
-    Example: env [0, 1], (1.0, [0.5, None]) and (2.0, [0, 1]) -> [0.5, 3.0]."""
-    totals = [float(reward) for reward in env_rewards]
+    """One episode's per-turn rewards: for each reward function that declares per-turn values
+    (`r1_gui.rewards.turn_values`), its weight times its value (None: does not apply, 0), plus the environment's
+    step reward of each turn unless a reward function carries it already (`env_reward_carried`:
+    `r1_gui.rewards.carries_env_reward`, `task_success`), so each reward counts once.
+    Examples: env [0, 1], (1.0, [0.5, None]) -> [0.5, 1.0]; with task_success's (2.0, [0, 1]) too, carried ->
+    [0.5, 2.0]."""
+    totals = [0.0 if env_reward_carried else float(reward) for reward in env_rewards]
     for weight, values in reward_values:
         if len(values) != len(totals):
             raise ValueError(f"{len(totals)} turns but a reward gave {len(values)} per-turn values")

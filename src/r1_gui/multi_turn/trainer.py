@@ -62,7 +62,7 @@ from r1_gui.agent.loop import Episode, TurnInput, play_episodes
 from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
 from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
-from r1_gui.rewards import turn_values
+from r1_gui.rewards import carries_env_reward, turn_values
 from r1_gui.seam.grpo import pad_sequences
 from r1_gui.training.trainer import GUIGRPOBase
 
@@ -393,9 +393,11 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
             for func, weight in zip(self.reward_funcs, self.reward_weights.tolist(), strict=True)
             if (values := turn_values(func, episodes)) is not None
         ]
+        carried = any(carries_env_reward(func) for func in self.reward_funcs)
         for index, row in enumerate(rows):
             env_rewards = [turn.reward for turn in row.turns]
-            row.turn_rewards = turn_rewards(env_rewards, [(weight, values[index]) for weight, values in weighted])
+            per_func = [(weight, values[index]) for weight, values in weighted]
+            row.turn_rewards = turn_rewards(env_rewards, per_func, env_reward_carried=carried)
         gathered = gather_object([(row.state_keys, row.turn_rewards) for row in rows])
         mode = "train" if self.model.training else "eval"
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
