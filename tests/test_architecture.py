@@ -123,6 +123,8 @@ def test_lower_layers_import_only_from_below(package, allowed):
         ("training", ("r1_gui.multi_turn", "r1_gui.evaluation", "r1_gui.grpo_gui", "r1_gui.demo")),
         ("agent", ("r1_gui.training", "r1_gui.multi_turn", "r1_gui.evaluation", "r1_gui.rewards")),
         ("multi_turn", ("r1_gui.demo",)),
+        # asynchronous rollouts serve multi-turn GRPO from beside training: they import neither
+        ("rollout", ("r1_gui.multi_turn", "r1_gui.training", "r1_gui.evaluation", "r1_gui.rewards", "r1_gui.demo")),
         ("builder", ("r1_gui.evaluation", "r1_gui.training", "r1_gui.rewards")),
         # generation serves training and evaluation alike: it imports neither (nor anything above them)
         (
