@@ -1085,3 +1085,49 @@ def test_every_installed_command_answers_its_help_and_its_errors_name_the_comman
     assert rerun_command(add=("--resume_from_checkpoint", "last"), argv=argv) == (
         "r1-gui-train --config x.yaml --resume_from_checkpoint last"
     )
+
+
+@pytest.mark.slow
+def test_every_installed_command_exits_0_after_it_succeeds_and_2_with_one_line_on_a_bad_flag(
+    tiny_qwen2_vl, synthetic_raw, synthetic_dataset, lora_adapter, tmp_path
+):
+    """Each [project.scripts] command as pip installed it (the script beside this Python, in a process of its own):
+    7 of the 10 printed what their main() returned (a dict, a list, a folder) to stderr and exited 1 after they had
+    succeeded, so every `&&` chain or `set -e` script built on them broke (issue 71, item 1)."""
+    import tomllib
+
+    from r1_gui.processing import load_processor
+
+    load_processor(tiny_qwen2_vl).save_pretrained(lora_adapter)  # as a --use_peft run saves its processor
+    out = tmp_path / "runs"
+    commands = {  # in this order: compare reads the two evaluations before it
+        "r1-gui-tiny": ["--out", out / "tiny"],
+        "r1-gui-build-data": ["--input", synthetic_raw / "synthetic-l1.json", "--num_samples", "8",
+                              "--output_dir", out / "data"],
+        "r1-gui-eval": ["--model_name_or_path", tiny_qwen2_vl, "--dataset", synthetic_dataset, "--max_samples", "2",
+                        "--max_pixels", "50176", "--gallery_size", "0", "--output_dir", out / "eval_a"],
+        "r1-gui-eval-episodes": ["--model_name_or_path", tiny_qwen2_vl, "--episodes", "1", "--max_turns", "1",
+                                 "--output_dir", out / "episodes"],
+        "r1-gui-compare": [out / "eval_a", out / "eval_a"],
+        "r1-gui-play": ["--policy", "expert", "--episodes", "1"],
+        "r1-gui-merge-lora": ["--adapter", lora_adapter, "--output_dir", out / "merged"],
+        "r1-gui-train": ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
+                         synthetic_dataset, "--max_steps", "1", "--output_dir", out / "grpo"],
+        "r1-gui-sft": ["--config", SFT_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
+                       synthetic_dataset, "--max_steps", "1", "--output_dir", out / "sft"],
+        "r1-gui-demo": ["--fast", "--output_dir", out / "demo"],
+    }  # fmt: skip
+    assert set(commands) == set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"])
+    env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
+    for name, argv in commands.items():
+        command = [str(Path(sys.executable).parent / name), *map(str, argv)]
+        done = subprocess.run(command, cwd=lora_adapter.parents[1], env=env, capture_output=True, text=True,
+                              timeout=600)  # fmt: skip
+        assert done.returncode == 0, (name, done.stderr[-3000:])
+        printed = [line for line in done.stderr.splitlines() if line.startswith(("{", "[", "PosixPath("))]
+        assert not printed and str(out) not in done.stderr.strip().splitlines()[-1:], (name, done.stderr[-2000:])
+        refused = subprocess.run([*command, "--no_such_flag"], cwd=lora_adapter.parents[1], env=env,
+                                 capture_output=True, text=True, timeout=120)  # fmt: skip
+        lines = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert refused.returncode == 2 and len(lines) == 1, (name, refused.stderr[-2000:])
+        assert lines[0].startswith("error: ") and "--no_such_flag" in lines[0], (name, lines)

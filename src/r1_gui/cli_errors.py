@@ -311,11 +311,30 @@ def cli_main(function: Callable) -> Callable:
     return entry
 
 
+def installed(main: Callable) -> Callable[[], None]:
+    """The function pyproject.toml's [project.scripts] names for a command (``cli = installed(main)`` beside its
+    `main`): `main` on the command line, returning nothing. The script pip installs ends with ``sys.exit(cli())``,
+    and `sys.exit` of anything but None or a number prints it to stderr and exits 1, so a `main` that returns its
+    metrics, report or folder to Python callers would fail every `&&` chain after it succeeded."""
+
+    @functools.wraps(main)
+    def cli() -> None:
+        main()
+
+    return cli
+
+
 def command_parser(description: str, prog: str | None = None):
-    """The argument parser of an r1_gui command line: its docstring as the help text (kept as written), and no
-    abbreviated flags (a mistyped `--num_gen` fails instead of silently matching a longer flag)."""
+    """The argument parser of an r1_gui command line: its docstring as the help text (kept as written), no
+    abbreviated flags (a mistyped `--num_gen` fails instead of silently matching a longer flag), and a mistake is a
+    `UserError`, so that under `cli_main` it is one `error:` line with exit code 2 like every other mistake (argparse's
+    own way prints its usage line above it)."""
     import argparse
 
-    return argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):
+            raise UserError(f"{message}; run with --help")
+
+    return Parser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )

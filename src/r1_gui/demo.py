@@ -26,7 +26,7 @@ import os
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 from r1_gui.tiny import ARCHS
@@ -334,6 +334,9 @@ def main(argv: list[str] | None = None) -> dict:
     print(comparison_table(warm, grpo))
     print(f"\nreport: {out / 'report.md'}; reward curve: {out / 'reward_curve.png'}")
     return report
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from r1_gui.checkpoints import ADAPTER_CONFIG, adapter_base, config_folder, load_model
-from r1_gui.cli_errors import UserError, cli_main, command_parser
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
 from r1_gui.paths import check_output_folder, usual_file_modes
 
 logger = logging.getLogger("r1_gui.merge_lora")
@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> Path:
     out = merge(args.adapter, args.output_dir)
     print(f"merged model written to {out}")
     return out
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 
 if __name__ == "__main__":

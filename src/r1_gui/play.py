@@ -23,7 +23,7 @@ import argparse
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser, user_errors
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, user_errors
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +178,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(f"success {wins}/{len(results)} ({100 * wins / len(results):.1f}%)")
     env.close()
     return results
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 
 if __name__ == "__main__":

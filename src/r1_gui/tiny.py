@@ -25,7 +25,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
 from r1_gui.model_types import MODEL_TYPES, QWEN3_VL_TYPES
 from r1_gui.paths import check_output_folder, usual_file_modes
 
@@ -368,6 +368,9 @@ def main(argv: list[str] | None = None) -> None:
     check_output_folder(args.out, "--out")
     pixel_norm = tuple(args.pixel_norm) if args.pixel_norm else None
     build_tiny_model(args.out, args.arch, args.size, args.seed, args.min_pixels, args.max_pixels, pixel_norm)  # logs
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import argparse
 import logging
 from dataclasses import fields
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
 
 from .core import INPUT_FORMATS, BuildConfig, build_from
 from .sources import SKIP_REASONS
@@ -91,3 +91,6 @@ def main(argv: list[str] | None = None) -> dict:
         raise UserError(str(error)) from error
     print(summary_table(report))
     return report
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing

@@ -25,7 +25,7 @@ import logging
 import sys
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
 from r1_gui.envs.contract import add_env_arguments
 from r1_gui.envs.runtime.backend import add_pool_arguments
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
@@ -119,3 +119,6 @@ def episodes_kept(output_dir: str) -> str:
 
     path = Path(output_dir) / EPISODES_FILE
     return f"{len(read_records(path, repair=False))} episodes in {path}"
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
 from r1_gui.evaluation.episodes.run import EPISODES_FILE
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.metrics import EPISODE_METRICS, STEP_METRICS, Metric, episode_units, step_counts
@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> dict:
     result = compare(args.run_a, args.run_b, allow_protocol_change=args.allow_protocol_change)
     print(json.dumps(result, indent=2) if args.json else comparison_text(result))
     return result
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 
 if __name__ == "__main__":

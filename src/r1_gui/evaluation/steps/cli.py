@@ -32,7 +32,7 @@ import argparse
 import logging
 import sys
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser, on_interrupt, rerun_command
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
 from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.peers.benchmarks import BENCHMARKS
@@ -179,3 +179,6 @@ def interrupt_keeps_predictions(args: argparse.Namespace):
         return rerun_command(drop_switches=() if args.predictions else ("--overwrite",))
 
     return on_interrupt(kept, resume)
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
