@@ -157,6 +157,39 @@ def test_a_local_run_never_imports_ray(tmp_path):
     assert done.stdout.splitlines()[-1].split() == ["False", "False"], "a local run imported Ray"
 
 
+def a_port_nothing_answers() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("where", ["RAY_ADDRESS", "ray_current_cluster"])
+def test_ray_address_auto_that_finds_an_address_where_nothing_answers_is_one_line_within_seconds(where, tmp_path):
+    """--ray_address auto took the address in RAY_ADDRESS, or the one the last `ray start --head` left in
+    ray_current_cluster (a head that crashed leaves it), and hung in Ray's retries: 240 s and still waiting (issue 71,
+    item 2). Now the address is checked as an explicit one is, and the line says where it came from."""
+    address = f"127.0.0.1:{a_port_nothing_answers()}"
+    env = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    env.update(RAY_TMPDIR=str(tmp_path), RAY_USAGE_STATS_ENABLED="0", PYTHONPATH=HELPERS)
+    if where == "RAY_ADDRESS":
+        env["RAY_ADDRESS"] = address
+        expected = f"error: --ray_address auto: RAY_ADDRESS names {address}, where nothing answers ("
+    else:
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text(address + "\n")
+        expected = (f"error: --ray_address auto: {tmp_path / 'ray' / 'ray_current_cluster'} (the last `ray start` on "
+                    f"this machine) names {address}, where nothing answers (")  # fmt: skip
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "r1_gui.play", "--env", BUTTON, "--env_backend", "ray"], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(expected), done.stderr[-2000:]
+    assert time.monotonic() - began < 30, "the address was not checked before Ray's retries"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "command",

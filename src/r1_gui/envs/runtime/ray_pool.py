@@ -385,6 +385,9 @@ def connect(address: str, resources: dict) -> None:
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a run never reports to Ray's servers
     if address == "auto":
+        found, source, fix = auto_address()
+        if found is not None:  # Ray would retry an address where nothing answers for minutes, without a word
+            reachable(found, f"--ray_address auto: {source} names {found}, where nothing answers", fix)
         try:
             ray.init(address="auto", logging_level=logging.WARNING)
         except ConnectionError:
@@ -398,7 +401,11 @@ def connect(address: str, resources: dict) -> None:
                 worker_command(f"guard({os.getpid()})"), start_new_session=True, stdin=subprocess.DEVNULL
             )
     else:
-        reachable(address)
+        reachable(
+            address,
+            f"--ray_address {address}: nothing answers there",
+            "start the head with `ray start --head` and give its address, or leave --ray_address auto",
+        )
         try:
             ray.init(address=address, logging_level=logging.WARNING)
         except (ConnectionError, RuntimeError, AuthenticationError) as error:
@@ -415,18 +422,36 @@ def connect(address: str, resources: dict) -> None:
         _session.exit_handler = True
 
 
-def reachable(address: str) -> None:
-    """ValueError unless something answers at HOST:PORT (Ray would retry a wrong address for minutes)."""
+def auto_address() -> tuple[str | None, str, str]:
+    """(the address `ray.init(address="auto")` connects to, where it was found, what to do when nothing answers
+    there), or (None, "", "") where it finds none and a local Ray is started. Ray looks in this order: RAY_ADDRESS;
+    the file the last `ray start --head` on this machine wrote (ray_current_cluster in Ray's temporary folder, which
+    `ray stop` clears and a head that crashed leaves); a Ray head process running here."""
+    from ray._private.services import get_ray_address_from_environment  # Ray's own search (pyproject pins ray)
+    from ray._private.utils import get_ray_address_file, read_ray_address
+
+    try:
+        found = get_ray_address_from_environment("auto", None)
+    except ConnectionError:  # none
+        return None, "", ""
+    if os.environ.get("RAY_ADDRESS"):
+        return found, "RAY_ADDRESS", "unset it (a local Ray is then started for the run), or start the head there"
+    stop = "run `ray stop` to end or clear what is left of it (a local Ray is then started for the run)"
+    if read_ray_address(None) == found:
+        return found, f"{get_ray_address_file(None)} (the last `ray start` on this machine)", stop
+    return found, "a Ray head process on this machine", stop
+
+
+def reachable(address: str, said: str, fix: str) -> None:
+    """ValueError ``said (why); fix`` unless something answers at HOST:PORT (Ray retries an address where nothing
+    answers for minutes, printing only its own warnings)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise ValueError(f"--ray_address must be auto or HOST:PORT of a Ray cluster's head, got {address!r}")
     try:
         socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
     except OSError as error:
-        raise ValueError(
-            f"--ray_address {address}: nothing answers there ({error}); start the head with `ray start --head` "
-            "and give its address, or leave --ray_address auto"
-        ) from None
+        raise ValueError(f"{said} ({error}); {fix}") from None
 
 
 def _release(pool: RayEnvPool) -> None:
