@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # One idempotent setup command for r1_gui: creates .venv, installs torch first, then the package with its dev tools,
+# the envs extra (openenv-core, BrowserGym, playwright: r1-gui-env-serve, --env_backend openenv, --env browsergym/...),
 # and the GPU extra (vLLM, qwen-vl-utils, flash-attn) only where an NVIDIA GPU answers. Debian's chromium and
 # chromium-driver (for r1_gui/Web-v0, MiniWoB++ in a real browser) are installed with apt when run as root.
 #
@@ -72,11 +73,11 @@ fi
 start=${SECONDS}
 say "installing torch==${TORCH_VERSION} first"
 "${pip[@]}" install --quiet "torch==${TORCH_VERSION}"
-say "installing r1_gui (editable) with the dev extra: trl, transformers, deepspeed, pytest, ..."
-"${pip[@]}" install --quiet -e ".[dev]"
+say "installing r1_gui (editable) with the dev and envs extras: trl, transformers, deepspeed, pytest, openenv-core, browsergym, ..."
+"${pip[@]}" install --quiet -e ".[dev,envs]"
 if [[ $gpu == 1 ]]; then
     say "installing the gpu extra: vllm, qwen-vl-utils"
-    "${pip[@]}" install --quiet -e ".[dev]" vllm==0.31.0 qwen-vl-utils==0.0.14
+    "${pip[@]}" install --quiet -e ".[dev,envs]" vllm==0.31.0 qwen-vl-utils==0.0.14
     say "building flash-attn against the installed torch (needs the CUDA toolkit; several minutes)"
     "${pip[@]}" install --quiet --no-build-isolation flash-attn \
         || say "flash-attn did not build: training falls back to PyTorch SDPA attention (slower, same results)"
@@ -86,7 +87,8 @@ echo "${stamp}" > "${stamp_file}"
 "${VENV}/bin/python" - <<'PY'
 import importlib.metadata as md
 import torch
-names = ["torch", "trl", "transformers", "accelerate", "datasets", "peft", "deepspeed", "wandb", "ray"]
+names = ["torch", "trl", "transformers", "accelerate", "datasets", "peft", "deepspeed", "wandb", "ray", "openenv-core",
+         "browsergym-core", "playwright"]
 print("[setup] installed: " + ", ".join(f"{n} {md.version(n)}" for n in names))
 print(f"[setup] torch device: {'cuda x%d' % torch.cuda.device_count() if torch.cuda.is_available() else 'cpu'}")
 PY

@@ -348,3 +348,53 @@ def test_the_seam_rule_leaves_r1_guis_own_names_alone():
         "from transformers import TrainerCallback\n"
     )
     assert breaches_in(source, "inside.py", internal_names()) == []
+
+
+# -- the envs extra: openenv-core, BrowserGym and playwright stay out of `import r1_gui` and the local pool ---------
+
+EXTRA_PACKAGES = ("openenv", "browsergym", "playwright")
+# the only modules that import them; everything else imports these modules inside the function that needs them
+EXTRA_HOMES = ("r1_gui.envs.serve", "r1_gui.envs.runtime.openenv_pool", "r1_gui.envs.browsergym")
+
+
+def _in(module: str, homes: tuple[str, ...]) -> bool:
+    return any(module == home or module.startswith(home + ".") for home in homes)
+
+
+def test_the_envs_extra_is_imported_only_by_its_homes_and_only_when_used():
+    """openenv-core pulls gradio and fastapi (5 s of CPU to import), BrowserGym playwright: a module outside
+    EXTRA_HOMES never imports them, and no module imports a home at its top (only inside the function that serves,
+    connects or builds a BrowserGym task), so `import r1_gui` and the default local pool stay as light as before."""
+    wrong = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        top_level = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            where = f"{path.relative_to(SRC)}:{node.lineno}"
+            if any(name.split(".")[0] in EXTRA_PACKAGES for name in names) and not _in(module, EXTRA_HOMES):
+                wrong.append(f"{where} imports {names[0]}")
+            if id(node) in top_level and not _in(module, EXTRA_HOMES):
+                wrong += [f"{where} imports {name} at its top" for name in names if _in(name, EXTRA_HOMES)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_import_r1_gui_and_the_local_pool_load_none_of_the_envs_extra():
+    """The rule above, as it runs: r1_gui, its environments, the backend choice and a local pool playing a reset."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, r1_gui, r1_gui.envs, r1_gui.envs.contract, r1_gui.envs.runtime.backend as backend\n"
+        "with backend.make_pool('r1_gui/Phone-v0', {}) as pool:\n"
+        "    pool.reset([0], [1], [None])\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {EXTRA_PACKAGES!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
