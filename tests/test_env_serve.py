@@ -81,7 +81,9 @@ def test_eight_sessions_at_once_are_isolated_and_a_ninth_is_refused(phone_server
         clients = [GenericEnvClient(base_url=phone_server) for _ in range(8)]
         try:
             tasks = ["go_home", "open_app"] * 4
-            resets = await asyncio.gather(*(c.reset(seed=i, task=t) for i, (c, t) in enumerate(zip(clients, tasks))))
+            resets = await asyncio.gather(
+                *(c.reset(seed=i, task=t) for i, (c, t) in enumerate(zip(clients, tasks, strict=True)))
+            )
             # session 0 steps three times; the others' episodes stay at their first step
             for _ in range(3):
                 await clients[0].step({"text": "mobile.wait(seconds=1)"})

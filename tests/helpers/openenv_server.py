@@ -41,7 +41,9 @@ def wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:
             return
         except OSError:
             time.sleep(0.3)
-    raise AssertionError(f"the server at {url} did not answer /health in {START_TIMEOUT:g} s: {log.read_text()[-2000:]}")
+    raise AssertionError(
+        f"the server at {url} did not answer /health in {START_TIMEOUT:g} s: {log.read_text()[-2000:]}"
+    )
 
 
 def stop(process: subprocess.Popen) -> None:

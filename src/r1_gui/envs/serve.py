@@ -192,9 +192,7 @@ def main(argv: list[str] | None = None) -> None:
             check_env(env)
         finally:
             env.close()
-    app = build_app(
-        args.env_id, args.env_kwargs, max_sessions=args.max_sessions, session_timeout=args.session_timeout
-    )
+    app = build_app(args.env_id, args.env_kwargs, max_sessions=args.max_sessions, session_timeout=args.session_timeout)
     import uvicorn
 
     print(
