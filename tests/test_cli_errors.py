@@ -6,6 +6,7 @@ import os
 import re
 import runpy
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -1117,7 +1118,13 @@ def test_every_installed_command_exits_0_after_it_succeeds_and_2_with_one_line_o
                        synthetic_dataset, "--max_steps", "1", "--output_dir", out / "sft"],
         "r1-gui-demo": ["--fast", "--output_dir", out / "demo"],
     }  # fmt: skip
-    assert set(commands) == set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"])
+    from test_grpo import free_port
+
+    # the server succeeds by serving until Ctrl-C: it answers /health, then ends with 0 on SIGINT
+    server = ["r1_gui/Phone-v0", "--port", str(free_port())]
+    assert set(commands) | {"r1-gui-env-serve"} == set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    )
     env = {key: value for key, value in os.environ.items() if key != "R1_GUI_TRACEBACK"}
     for name, argv in commands.items():
         command = [str(Path(sys.executable).parent / name), *map(str, argv)]
@@ -1131,3 +1138,27 @@ def test_every_installed_command_exits_0_after_it_succeeds_and_2_with_one_line_o
         lines = [line for line in refused.stderr.splitlines() if line.strip()]
         assert refused.returncode == 2 and len(lines) == 1, (name, refused.stderr[-2000:])
         assert lines[0].startswith("error: ") and "--no_such_flag" in lines[0], (name, lines)
+    command = [str(Path(sys.executable).parent / "r1-gui-env-serve"), *server]
+    serving = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for_health(int(server[-1]), 120), "r1-gui-env-serve never answered /health"
+    finally:
+        serving.send_signal(signal.SIGINT)
+        _, stderr = serving.communicate(timeout=60)
+    assert serving.returncode == 0 and not stderr.strip(), stderr[-2000:]
+    refused = subprocess.run([*command, "--no_such_flag"], env=env, capture_output=True, text=True, timeout=120)
+    lines = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert refused.returncode == 2 and len(lines) == 1 and "--no_such_flag" in lines[0], refused.stderr[-2000:]
+
+
+def wait_for_health(port: int, seconds: float) -> bool:
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+            return True
+        except OSError:
+            time.sleep(0.5)
+    return False
