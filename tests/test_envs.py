@@ -1,7 +1,9 @@
 """PhoneEnv: every transition a task needs (one hand-written row each), the expert on every family and seed, a
 random policy, bad inputs, determinism, model text in each style, and the Gymnasium contract."""
 
+import math
 import random
+import time
 from dataclasses import replace
 
 import gymnasium
@@ -464,3 +466,37 @@ def test_unknown_task_and_bad_settings_fail_with_the_valid_values():
         PhoneEnv(task="fly")
     with pytest.raises(ValueError, match="apps must be between"):
         PhoneEnv(apps=3)
+
+
+# A remote device's delay (Phone-v0's step_latency, for bench/async_rollouts.py): a log-normal draw per step, the same
+# for the same episode and step.
+@pytest.mark.parametrize(
+    ("latency", "message"),
+    [
+        ({"median": 1.0}, "must be"),  # p95 missing
+        ({"median": 1.0, "p95": 5.0, "max": 9}, "must be"),
+        ({"median": 0, "p95": 5.0}, "0 < median <= p95"),
+        ({"median": 2.0, "p95": 1.0}, "0 < median <= p95"),
+        ({"median": "1", "p95": 5.0}, "0 < median <= p95"),
+        (1.0, "must be"),
+    ],
+)
+def test_a_step_latency_that_cannot_be_drawn_is_refused(latency, message):
+    with pytest.raises(ValueError, match=message):
+        PhoneEnv(step_latency=latency)
+
+
+def test_step_latency_has_its_median_and_95th_percentile_and_repeats_per_episode_and_step():
+    from r1_gui.envs.phone.env import check_step_latency, step_delay
+
+    mu, sigma = check_step_latency({"median": 1.0, "p95": 5.0})
+    delays = sorted(step_delay(mu, sigma, ("go_home", episode), step) for episode in range(400) for step in range(5))
+    assert delays[len(delays) // 2] == pytest.approx(1.0, rel=0.1)
+    assert delays[int(0.95 * len(delays))] == pytest.approx(5.0, rel=0.15)
+    assert step_delay(mu, sigma, ("go_home", 3), 2) == step_delay(mu, sigma, ("go_home", 3), 2)
+    assert check_step_latency({"median": 0.5, "p95": 0.5}) == (pytest.approx(math.log(0.5)), 0.0)  # constant
+    env = PhoneEnv(step_latency={"median": 0.05, "p95": 0.05})
+    env.reset(seed=0)
+    start = time.perf_counter()
+    env.step("mobile.home()")
+    assert time.perf_counter() - start >= 0.05

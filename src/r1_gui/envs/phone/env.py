@@ -19,6 +19,9 @@ each episode several times) cost no drawing.
 from __future__ import annotations
 
 import logging
+import math
+import random
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -55,6 +58,26 @@ def advance(world, state, goal, action: Action) -> tuple[Any, bool, bool, str | 
     return state, False, False, error
 
 
+Z95 = 1.6448536269514722  # the standard normal's 95th percentile
+
+
+def check_step_latency(latency: dict | None) -> tuple[float, float] | None:
+    """(mu, sigma) of the log-normal step delay of `step_latency` (see `PhoneEnv`); ValueError naming the keyword."""
+    if latency is None:
+        return None
+    if not isinstance(latency, dict) or set(latency) != {"median", "p95"}:
+        raise ValueError(f'step_latency must be {{"median": seconds, "p95": seconds}}, got {latency!r}')
+    median, p95 = latency["median"], latency["p95"]
+    if not (isinstance(median, (int, float)) and isinstance(p95, (int, float)) and 0 < median <= p95):
+        raise ValueError(f"step_latency needs 0 < median <= p95 (seconds), got median {median!r}, p95 {p95!r}")
+    return math.log(median), math.log(p95 / median) / Z95
+
+
+def step_delay(mu: float, sigma: float, episode_key, step: int) -> float:
+    """Seconds step `step` of the episode waits: a log-normal draw seeded by the episode and the step."""
+    return random.Random(f"latency:{episode_key}:{step}").lognormvariate(mu, sigma)
+
+
 class PhoneEnv(gym.Env):
     """A simulated phone on r1_gui.synthetic's screens; see the module docstring.
 
@@ -66,6 +89,10 @@ class PhoneEnv(gym.Env):
         max_steps: steps before truncation; None: the family's default (`r1_gui.envs.phone.tasks.MAX_STEPS`).
         coordinates: the convention of points in model text (None: each style's own).
         cache_mb: megabytes of rendered screens kept (0: draw every screen).
+        step_latency: a remote device's delay before each step answers, {"median": seconds, "p95": seconds}: a
+            log-normal draw with that median and 95th percentile, from the episode's seed and the step (the same
+            episode waits the same); None: none. {"median": 1.0, "p95": 5.0} stands in for an emulator (one step
+            in 20 over 5 s; `bench/async_rollouts.py`).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
@@ -82,8 +109,10 @@ class PhoneEnv(gym.Env):
         coordinates: str | None = None,
         render_mode: str | None = None,
         cache_mb: float = 64.0,
+        step_latency: dict | None = None,
     ):
         grid = tuple(grid)
+        self.latency = check_step_latency(step_latency)
         check_screen_settings(width, height, grid, apps)
         if task is not None and task not in MAX_STEPS:
             raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(MAX_STEPS)}")
@@ -130,6 +159,8 @@ class PhoneEnv(gym.Env):
         if self.world is None:
             raise RuntimeError("call reset() before step()")
         self._steps += 1
+        if self.latency is not None:
+            time.sleep(step_delay(*self.latency, self._episode_key, self._steps))
         parsed, error = parse_step_input(action, self.coordinates, (self.size.width, self.size.height))
         terminated, success = False, False
         if self._ended:
