@@ -2,10 +2,15 @@
 correction on hand-computed tables."""
 
 import math
+import os
+import re
+import signal
 import threading
+import time
 
 import pytest
 import torch
+from test_envs_web import needs_browser
 
 from r1_gui.rollout.buffer import BufferClosed, Group, GroupBuffer
 from r1_gui.rollout.correction import behaviour_weights
@@ -151,3 +156,321 @@ def test_the_weight_on_the_advantage_equals_the_weight_on_the_ppo_term():
             on_advantage = -torch.min(ratios * weight * advantage, clipped * weight * advantage)
             on_term = weight * -torch.min(ratios * advantage, clipped * advantage)
             assert torch.allclose(on_advantage, on_term)
+
+
+# -- the settings ---------------------------------------------------------------------------------------------------
+
+SETTING_CASES = [
+    # (script settings, training settings, the error's words; None: accepted)
+    ({}, {}, None),
+    ({"rollout_mode": "sync", "max_staleness": -5}, {}, None),  # sync: the async settings play no part
+    ({"rollout_mode": "later"}, {}, "--rollout_mode later: choose sync or async"),
+    ({"rollout_workers": 0}, {}, "--rollout_workers must be at least 1"),
+    ({"max_staleness": -1}, {}, "--max_staleness must be 0"),
+    ({"rollout_groups_ahead": -1}, {}, "--rollout_groups_ahead must be 0 or more"),
+    ({"weight_sync_steps": 0}, {}, "--weight_sync_steps must be at least 1"),
+    ({"weight_sync_steps": 3, "max_staleness": 1}, {}, "raise --max_staleness to 2"),
+    ({"weight_sync_steps": 3, "max_staleness": 2}, {}, None),
+    ({"importance_ratio_cap": 0.5}, {}, "--importance_ratio_cap must be a number >= 1"),
+    ({}, {"use_vllm": True}, "--use_vllm is not supported with it yet"),
+    ({"env_backend": "ray"}, {}, "run on this machine"),
+    ({}, {"num_iterations": 2}, "--num_iterations 2"),
+    ({}, {"steps_per_generation": 4}, "--steps_per_generation 4"),
+]
+
+
+@pytest.mark.parametrize(("script", "training", "error"), SETTING_CASES)
+def test_async_settings_are_checked_naming_the_flag(script, training, error):
+    from types import SimpleNamespace
+
+    from r1_gui.multi_turn.train import check_rollout_mode
+
+    script_args = SimpleNamespace(
+        **{"rollout_mode": "async", "rollout_workers": 2, "max_staleness": 1, "rollout_groups_ahead": 1,
+           "weight_sync_steps": 1, "importance_ratio_cap": 3.0, "env_backend": "local", **script}
+    )  # fmt: skip
+    training_args = SimpleNamespace(
+        **{"use_vllm": False, "num_iterations": 1, "steps_per_generation": None, "gradient_accumulation_steps": 1,
+           **training}
+    )  # fmt: skip
+    if error is None:
+        check_rollout_mode(script_args, training_args)
+    else:
+        with pytest.raises(ValueError, match=re.escape(error)):
+            check_rollout_mode(script_args, training_args)
+
+
+def test_async_rollouts_on_a_dataset_run_are_one_error_line(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    import subprocess
+    import sys
+
+    from test_multi_turn import REPO
+
+    done = subprocess.run(
+        [sys.executable, str(REPO / "src/r1_gui/grpo_gui.py"), "--config", str(REPO / "local_scripts/tiny_cpu_grpo.yaml"),
+         "--model_name_or_path", str(tiny_qwen2_vl), "--dataset_name", str(synthetic_dataset),
+         "--rollout_mode", "async", "--output_dir", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and errors[-1:] == [
+        "error: --rollout_mode async plays episodes in rollout workers: it needs --env (a dataset run plays none); "
+        "drop it"
+    ], done.stderr[-2000:]
+
+
+# -- the trainer ---------------------------------------------------------------------------------------------------
+
+RUN = (
+    *("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80"),
+    *("--per_device_train_batch_size", "4", "--num_generations", "2"),
+    *("--reward_funcs", "turn_digits", "task_success"),
+)
+
+
+def async_args(model, output_dir, recipe="tiny_cpu_phone_grpo.yaml", *extra):
+    from test_multi_turn import REPO
+
+    from r1_gui.training.grpo import parse_grpo_arguments
+
+    argv = [
+        *("--config", str(REPO / "local_scripts" / recipe), "--model_name_or_path", str(model)),
+        *("--output_dir", str(output_dir), *RUN, *extra),
+    ]  # fmt: skip
+    return parse_grpo_arguments(argv)
+
+
+@pytest.fixture
+def digits_reward(monkeypatch):
+    """turn_digits (the share of digits in an episode's answers): a reward a random model moves, so losses are not 0."""
+    from test_multi_turn import turn_digits
+
+    from r1_gui import rewards
+
+    monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
+    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
+
+
+def logged(output_dir) -> list[dict]:
+    import json
+
+    return json.loads((output_dir / "trainer_state.json").read_text())["log_history"]
+
+
+@pytest.mark.slow
+def test_the_same_episodes_through_the_buffer_at_staleness_0_train_exactly_as_sync(
+    tiny_qwen2_vl, tmp_path, monkeypatch, digits_reward
+):
+    """One step of sync GRPO records its episodes, its loss and grad norm; the same episodes, as groups of weights
+    version 0 in AsyncRollouts' buffer (no worker plays), give the async path's step the same loss and grad norm to
+    the bit: the rows, pixel values and image grids the trainer builds are the same, and lag-0 turns are not
+    corrected. The torch generator is set to the sync run's state after its rollout, so trl shuffles the batch alike."""
+    from r1_gui.multi_turn.train import train_multi_turn
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+    from r1_gui.rollout.engine import AsyncRollouts, AsyncSettings
+    from r1_gui.rollout.weights import SharedWeights, trainable_parameters
+
+    played, state = [], {}
+    original = MultiTurnGRPOTrainer._rollout
+
+    def recording(self, prompts):
+        output = original(self, prompts)
+        played.extend(self.book.episodes)
+        state["rng"] = torch.get_rng_state()
+        state["pixels"] = [row.turns[0].context.pixel_values.clone() for row in self.book.recorded]
+        return output
+
+    with monkeypatch.context() as patch:
+        patch.setattr(MultiTurnGRPOTrainer, "_rollout", recording)
+        train_multi_turn(*async_args(tiny_qwen2_vl, tmp_path / "sync", "tiny_cpu_phone_grpo.yaml", "--max_steps", "1"))
+    sync = logged(tmp_path / "sync")[0]
+    assert sync["grad_norm"] > 0, "a step without signal would show nothing"
+
+    class Replayed(AsyncRollouts):
+        """The recorded episodes as the buffer's groups, version 0, in the order they played."""
+
+        def start(self, model, step):
+            self.shared = SharedWeights.create(trainable_parameters(model))
+            self.publish(model, step)
+            for index in range(0, len(played), 2):
+                episodes = played[index : index + 2]
+                versions = [[0] * len(episode.turns) for episode in episodes]
+                self.buffer.add(Group(episodes[0].task, episodes[0].seed, episodes, versions, started=index // 2))
+
+    taken = {}
+    original_async = MultiTurnGRPOTrainer._rollout_async
+
+    def replaying(self, prompts):
+        output = original_async(self, prompts)
+        torch.set_rng_state(state["rng"])
+        taken["pixels"] = [row.turns[0].context.pixel_values for row in self.book.recorded]
+        taken["lags"] = [row.turn_lags for row in self.book.recorded]
+        return output
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "_rollout_async", replaying)
+    script_args, training_args, model_args = async_args(
+        tiny_qwen2_vl, tmp_path / "async", "tiny_cpu_phone_grpo.yaml", "--max_steps", "1",
+        "--rollout_mode", "async", "--max_staleness", "0", "--rollout_groups_ahead", "0",
+    )  # fmt: skip
+    rollouts = Replayed(None, AsyncSettings(max_staleness=0, groups_ahead=0), [("go_home", 0)], groups_per_step=2)
+    train_multi_turn(script_args, training_args, model_args, rollouts=rollouts)
+    entry = logged(tmp_path / "async")[0]
+    assert (entry["loss"], entry["grad_norm"]) == (sync["loss"], sync["grad_norm"])
+    assert all(torch.equal(a, b) for a, b in zip(taken["pixels"], state["pixels"], strict=True))
+    assert all(lag == 0 for lags in taken["lags"] for lag in lags)
+    assert entry["async/staleness_max"] == 0 and entry["async/lagging_token_frac"] == 0
+    assert entry["async/importance_ratio_mean"] == 1.0 and entry["async/dropped_stale"] == 0
+
+
+def rows_recorded(monkeypatch) -> list:
+    """Every row the async path handed the loss, per step."""
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+
+    steps, original = [], MultiTurnGRPOTrainer._rollout_async
+
+    def recording(self, prompts):
+        output = original(self, prompts)
+        steps.append(list(self.book.recorded))
+        return output
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "_rollout_async", recording)
+    return steps
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "recipe", ["tiny_cpu_phone_grpo.yaml", pytest.param("tiny_cpu_web_grpo.yaml", marks=needs_browser)]
+)
+def test_two_async_steps(recipe, tiny_qwen2_vl, tmp_path, monkeypatch, digits_reward):
+    """Two multi-turn GRPO steps with rollout workers (Phone-v0, and Web-v0 in a real browser): the weights move,
+    every group is within the staleness bound, each turn kept its screenshots' pixel values and the behaviour
+    log-probabilities of its tokens, and the async/ keys are logged every step; no worker or environment is left."""
+    from test_gigpo import weights_moved
+
+    from r1_gui.envs.runtime.processes import descendants
+    from r1_gui.multi_turn.train import train_multi_turn
+
+    steps = rows_recorded(monkeypatch)
+    train_multi_turn(*async_args(tiny_qwen2_vl, tmp_path, recipe, "--rollout_mode", "async", "--rollout_workers", "2"))
+    assert weights_moved(tiny_qwen2_vl, tmp_path) > 0
+    assert len(steps) == 2
+    for rows in steps:
+        assert len(rows) == 4  # two groups of two episodes
+        for row in rows:
+            assert all(0 <= lag <= 1 for lag in row.turn_lags)
+            for turn in row.turns:
+                assert turn.context.pixel_values is not None and turn.context.image_grid_thw is not None
+                assert turn.logprobs is not None and len(turn.logprobs) == len(turn.completion_ids)
+                assert all(value <= 0 for value in turn.logprobs)
+    entries = [entry for entry in logged(tmp_path) if "loss" in entry]
+    keys = {"staleness_mean", "staleness_max", "dropped_stale", "buffer_groups", "trainer_wait_s", "weight_sync_s",
+            "importance_ratio_mean", "importance_ratio_clipped_frac", "worker_restarts"}  # fmt: skip
+    assert all({f"async/{key}" for key in keys} <= set(entry) for entry in entries)
+    assert all(entry["async/staleness_max"] <= 1 for entry in entries)
+    assert not [pid for pid in descendants(os.getpid()) if "rollout" in process_command(pid)]
+
+
+def process_command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_episode_is_restarted_and_its_groups_counted(
+    tiny_qwen2_vl, tmp_path, monkeypatch, digits_reward
+):
+    """Before the second step's groups are taken, one rollout worker is killed (SIGKILL) while it plays: it is
+    restarted, the groups it played are counted as failed episodes, and the run ends its steps."""
+    from r1_gui.multi_turn.train import train_multi_turn
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+
+    killed, original = [], MultiTurnGRPOTrainer._rollout_async
+
+    def killing(self, prompts):
+        if self.state.global_step == 1 and not killed:
+            workers = self.rollouts.workers
+            assert wait_until(lambda: any(worker.playing for worker in workers), 60)
+            victim = next(worker for worker in workers if worker.playing)
+            killed.append((victim.process.pid, len(victim.playing)))
+            os.kill(victim.process.pid, signal.SIGKILL)
+        return original(self, prompts)
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "_rollout_async", killing)
+    slow = '{"step_latency": {"median": 0.3, "p95": 0.6}}'  # episodes last seconds: the kill lands mid-episode
+    train_multi_turn(
+        *async_args(
+            tiny_qwen2_vl, tmp_path, "tiny_cpu_phone_grpo.yaml", "--rollout_mode", "async", "--max_steps", "3",
+            "--env_kwargs", slow,
+        )
+    )  # fmt: skip
+    ((pid, playing),) = killed
+    assert not os.path.exists(f"/proc/{pid}") or process_command(pid) == ""
+    entries = [entry for entry in logged(tmp_path) if "loss" in entry]
+    assert len(entries) == 3
+    assert entries[-1]["async/worker_restarts"] == 1
+    assert entries[-1]["async/failed_episodes"] == 2 * playing
+
+
+def wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+DRIVER = """
+import sys, time
+sys.path[:0] = {paths!r}
+from transformers import AutoModelForImageTextToText, GenerationConfig
+from r1_gui.processing import load_processor
+from r1_gui.envs.runtime.processes import descendants
+from r1_gui.rollout.engine import AsyncRollouts, AsyncSettings
+from r1_gui.rollout.worker import WorkerSpec
+model = AutoModelForImageTextToText.from_pretrained({model!r})
+processor = load_processor({model!r}, 3136, 12544)
+spec = WorkerSpec({model!r}, "auto", None, "model", None, processor,
+                  GenerationConfig(do_sample=True, max_new_tokens=8, temperature=1.0), [processor.tokenizer.eos_token_id],
+                  processor.tokenizer.pad_token_id, {env!r}, {kwargs!r}, 60.0, 3, 2, None, None, 2)
+rollouts = AsyncRollouts(spec, AsyncSettings(workers=1), [(None, seed) for seed in range(8)], groups_per_step=2)
+rollouts.start(model, 0)
+while not all(worker.playing and worker.ready for worker in rollouts.workers):
+    time.sleep(0.1)
+time.sleep(1.0)  # the environments are up
+print(" ".join(str(pid) for pid in descendants(__import__("os").getpid())), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "how"),
+    [
+        ("r1_gui/Phone-v0", "sigkill"),
+        ("r1_gui/Phone-v0", "sigint"),
+        ("r1_gui/Phone-v0", "sigterm"),
+        pytest.param("r1_gui/Web-v0", "sigkill", marks=needs_browser),
+    ],
+)
+def test_no_worker_environment_or_browser_outlives_the_driver(tiny_qwen2_vl, tmp_path, env, how):
+    """The driver (the trainer's process) ends by SIGKILL, Ctrl-C or SIGTERM while its workers play: every rollout
+    worker, environment worker and browser below it ends too."""
+    import subprocess
+    import sys
+
+    kwargs = {"step_latency": {"median": 0.5, "p95": 1.0}} if env == "r1_gui/Phone-v0" else {"max_steps": 3}
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER.format(paths=sys.path, model=str(tiny_qwen2_vl), env=env, kwargs=kwargs))
+    driver = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(pid) for pid in driver.stdout.readline().split()]
+    workers = [pid for pid in pids if "rollout.worker" in process_command(pid)]
+    assert len(workers) == 1 and len(pids) > 2, [process_command(pid) for pid in pids]
+    driver.send_signal({"sigkill": signal.SIGKILL, "sigint": signal.SIGINT, "sigterm": signal.SIGTERM}[how])
+    driver.wait(timeout=60)
+    assert wait_until(lambda: not [pid for pid in pids if process_command(pid)], 30), (
+        f"left after {how}: {[process_command(pid) for pid in pids if process_command(pid)]}"
+    )

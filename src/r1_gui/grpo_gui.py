@@ -32,6 +32,11 @@ def main(script_args, training_args, model_args, env_pool=None) -> None:
             "--env_backend, --env_resources and --env_spares say where an environment's episodes play: they need "
             "--env (a dataset run plays none); drop them"
         )
+    if script_args.rollout_mode != "sync":
+        raise UserError(
+            f"--rollout_mode {script_args.rollout_mode} plays episodes in rollout workers: it needs --env (a dataset "
+            "run plays none); drop it"
+        )
     if script_args.expert_sft_weight:
         raise UserError(
             f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "

@@ -224,30 +224,48 @@ class HFGenerator(_Generator):
     def generate_turns(self, inputs: Sequence) -> list[list[int]]:
         import torch
 
-        width = max(len(turn.context_ids) for turn in inputs)
-        pad = self.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(t.context_ids)) + list(t.context_ids) for t in inputs])
-        mask = torch.tensor([[0] * (width - len(t.context_ids)) + [1] * len(t.context_ids) for t in inputs])
-        image_pad = self.processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
-        extra = {"mm_token_type_ids": (ids == image_pad).long()}
-        with_pixels = [t for t in inputs if t.pixel_values is not None]
-        if with_pixels:
-            extra["pixel_values"] = torch.cat([t.pixel_values for t in with_pixels]).to(self.model.dtype)
-            extra["image_grid_thw"] = torch.cat([t.image_grid_thw for t in with_pixels])
+        batch = turn_batch(self.model, inputs, self.pad_token_id, self.processor.tokenizer)
         temperature = self.config.temperature
         sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
         with torch.inference_mode():
             output = self.model.generate(
-                input_ids=ids.to(self.device),
-                attention_mask=mask.to(self.device),
-                **{key: value.to(self.device) for key, value in extra.items()},
+                **batch,
                 max_new_tokens=self.config.max_new_tokens,
                 eos_token_id=self.stop_token_ids,
-                pad_token_id=pad,
+                pad_token_id=self.pad_token_id,
                 **sampling,
-                **self._static_cache(width),
+                **self._static_cache(batch["input_ids"].size(1)),
             )
-        return [self._cut_at_stop(row) for row in output[:, width:].tolist()]
+        return [self._cut_at_stop(row) for row in output[:, batch["input_ids"].size(1) :].tolist()]
+
+
+def turn_batch(model, inputs: Sequence, pad_token_id: int, tokenizer) -> dict:
+    """generate()'s inputs for episode turns (`r1_gui.agent.loop.TurnInput`: tokenized contexts, their pixel values
+    and image grids) on the model's device: the contexts left-padded as trl pads them, the image tokens marked."""
+    import torch
+
+    width = max(len(turn.context_ids) for turn in inputs)
+    ids = torch.tensor([[pad_token_id] * (width - len(t.context_ids)) + list(t.context_ids) for t in inputs])
+    mask = torch.tensor([[0] * (width - len(t.context_ids)) + [1] * len(t.context_ids) for t in inputs])
+    image_pad = tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    batch = {"input_ids": ids, "attention_mask": mask, "mm_token_type_ids": (ids == image_pad).long()}
+    with_pixels = [t for t in inputs if t.pixel_values is not None]
+    if with_pixels:
+        batch["pixel_values"] = torch.cat([t.pixel_values for t in with_pixels]).to(model.dtype)
+        batch["image_grid_thw"] = torch.cat([t.image_grid_thw for t in with_pixels])
+    device = next(model.parameters()).device
+    return {key: value.to(device) for key, value in batch.items()}
+
+
+def sampled_logprobs(output, prompt_width: int, temperature: float) -> list[list[float]]:
+    """The log-probability of each generated token under the sampling distribution, as trl scores a token (the
+    logits divided by the temperature, log-softmax), from generate()'s output with `output_logits=True` and
+    `return_dict_in_generate=True`; one list per row, as long as the generated tokens."""
+    import torch
+
+    completions = output.sequences[:, prompt_width:]
+    logits = torch.stack(output.logits, dim=1).float() / (temperature or 1.0)  # (rows, new tokens, vocab)
+    return torch.log_softmax(logits, dim=-1).gather(-1, completions.unsqueeze(-1)).squeeze(-1).tolist()
 
 
 class VLLMGenerator(_Generator):

@@ -28,6 +28,9 @@ class EpisodeRow:
     episode_advantage: float | None = None  # GRPO's group-normalised advantage of the whole episode (trl's)
     step_advantages: list[float] | None = None  # the discounted return normalised in the turn's anchor group
     turn_advantages: list[float] | None = None  # episode_advantage + omega * step_advantages
+    # Filled by asynchronous rollouts (--rollout_mode async), per turn: the trainer's step minus the weights version
+    # the turn was generated with (0: the current weights)
+    turn_lags: list[int] | None = None
 
     @property
     def turns(self) -> list[Turn]:

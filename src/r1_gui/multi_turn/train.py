@@ -39,10 +39,99 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
     if script_args.env_episodes < 1:
         raise ValueError(f"--env_episodes must be at least 1, got {script_args.env_episodes}")
     check_step_credit(script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma)
+    check_rollout_mode(script_args, training_args)
     env_kwargs = parse_env_kwargs(script_args.env_kwargs)
     pool_settings(script_args)  # --env_backend and its settings: one error line before anything starts
     budget = check_token_budget(script_args.max_turns, script_args.max_turn_tokens, training_args.max_completion_length)
     return env_kwargs, budget
+
+
+def async_settings(script_args):
+    """The AsyncSettings of --rollout_workers, --max_staleness, --rollout_groups_ahead and --weight_sync_steps."""
+    from r1_gui.rollout.engine import AsyncSettings
+
+    return AsyncSettings(
+        workers=script_args.rollout_workers,
+        max_staleness=script_args.max_staleness,
+        groups_ahead=script_args.rollout_groups_ahead,
+        weight_sync_steps=script_args.weight_sync_steps,
+    )
+
+
+def check_rollout_mode(script_args, training_args) -> None:
+    """--rollout_mode and its settings; ValueError naming the flag."""
+    from r1_gui.rollout.correction import check_cap
+    from r1_gui.rollout.engine import MODES, check_async_settings
+
+    if script_args.rollout_mode not in MODES:
+        raise ValueError(f"--rollout_mode {script_args.rollout_mode}: choose {' or '.join(MODES)}")
+    if script_args.rollout_mode == "sync":
+        return
+    check_async_settings(async_settings(script_args))
+    check_cap(script_args.importance_ratio_cap)
+    if training_args.use_vllm:
+        raise ValueError(
+            "--rollout_mode async: the rollout workers generate with transformers, each with its own copy of the "
+            "policy; --use_vllm is not supported with it yet: drop one of them"
+        )
+    if script_args.env_backend != "local":
+        raise ValueError(
+            f"--rollout_mode async with --env_backend {script_args.env_backend}: the rollout workers run on this "
+            "machine (--env_backend local) in this version"
+        )
+    if training_args.num_iterations != 1:
+        raise ValueError(
+            f"--rollout_mode async takes one batch of groups per optimizer step; --num_iterations "
+            f"{training_args.num_iterations} trains on one batch for several steps: set it to 1"
+        )
+    if training_args.steps_per_generation not in (None, training_args.gradient_accumulation_steps):
+        raise ValueError(
+            f"--rollout_mode async takes one batch of groups per optimizer step; --steps_per_generation "
+            f"{training_args.steps_per_generation} differs from --gradient_accumulation_steps "
+            f"{training_args.gradient_accumulation_steps}: leave it unset"
+        )
+
+
+def async_rollouts(trainer, script_args, model_args, env_kwargs: dict, resets, seed: int):
+    """The AsyncRollouts of --rollout_mode async for `trainer`: its workers build the trainer's model from the same
+    files (and LoRA wrapping) and generate as the trainer's own policy does (`MultiTurnGRPOTrainer._policy`)."""
+    import copy
+
+    from r1_gui.rollout.engine import AsyncRollouts
+    from r1_gui.rollout.worker import WorkerSpec
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    peft_config = getattr(model, "peft_config", None)
+    generation_config = copy.deepcopy(trainer.generation_config)
+    generation_config.max_new_tokens = script_args.max_turn_tokens
+    args = trainer.args
+    rows = args.per_device_train_batch_size * args.gradient_accumulation_steps
+    if rows % trainer.num_generations:
+        raise ValueError(
+            f"--rollout_mode async hands each process whole groups: its {rows} rows a step "
+            f"(--per_device_train_batch_size x --gradient_accumulation_steps) do not divide into groups of "
+            f"--num_generations {trainer.num_generations}"
+        )
+    spec = WorkerSpec(
+        model_name_or_path=model_args.model_name_or_path,
+        dtype=model_args.dtype,
+        attn_implementation=model_args.attn_implementation,
+        vision_attention=model_args.vision_attention,
+        peft_config=None if peft_config is None else peft_config["default"],
+        processor=trainer.processing_class,
+        generation_config=generation_config,
+        eos_token_ids=list(trainer.eos_token_ids),
+        pad_token_id=trainer.text_tokenizer.pad_token_id,
+        env_id=script_args.env_id,
+        env_kwargs=env_kwargs,
+        step_timeout=script_args.env_step_timeout,
+        max_turns=script_args.max_turns,
+        history_images=script_args.history_images,
+        system=script_args.system_prompt,
+        chat_template_kwargs=trainer.chat_template_kwargs,
+        num_generations=trainer.num_generations,
+    )
+    return AsyncRollouts(spec, async_settings(script_args), resets, rows // trainer.num_generations, seed=seed)
 
 
 def image_tokens(processor, width: int, height: int) -> int:
@@ -53,8 +142,10 @@ def image_tokens(processor, width: int, height: int) -> int:
     return int(grid.prod()) // processor.image_processor.merge_size**2
 
 
-def multi_turn_trainer(script_args, training_args, model_args, pool=None):
+def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollouts=None):
     """(MultiTurnGRPOTrainer on environment resets, checkpoint to resume from or None): grpo_gui.main trains it.
+    `rollouts`: asynchronous rollouts to take the episodes from (`r1_gui.rollout.engine.AsyncRollouts` or one
+    with its interface); None: those of --rollout_mode async, or with sync each step plays its own.
     `pool`: a pool (`r1_gui.envs.runtime.backend`) of the same environment and keywords to play in (its started environments
     are reused, and it stays open after training: the caller closes it); None: a pool of the run's own on the backend
     --env_backend names, closed when training ends."""
@@ -91,6 +182,8 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         else:
             pool = make_pool(env_id, env_kwargs, step_timeout=timeout, settings=pool_settings(script_args))
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
+        if script_args.rollout_mode == "async" and not lent:
+            pool.close()  # the rollout workers play in pools of their own: free the environment describe started
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         available = {"episode", "expert_action"} if described.has_expert else {"episode"}
         names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
@@ -143,16 +236,22 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None):
         advantage_estimator=script_args.advantage_estimator,
         step_advantage_weight=script_args.step_advantage_weight,
         step_gamma=script_args.step_gamma,
+        importance_ratio_cap=script_args.importance_ratio_cap,
     )
+    if rollouts is None and script_args.rollout_mode == "async":
+        with user_errors(ValueError):
+            rollouts = async_rollouts(trainer, script_args, model_args, env_kwargs, resets, training_args.seed)
+    if rollouts is not None:
+        trainer.attach_rollouts(rollouts)
     return trainer, resume
 
 
-def train_multi_turn(script_args, training_args, model_args, pool=None) -> None:
+def train_multi_turn(script_args, training_args, model_args, pool=None, rollouts=None) -> None:
     """Multi-turn GRPO on the environment's episodes (`multi_turn_trainer`), holding the output folder (one run per
-    folder), then the run saved. `pool`: as `multi_turn_trainer`'s."""
+    folder), then the run saved. `pool`, `rollouts`: as `multi_turn_trainer`'s."""
     from r1_gui.output_lock import output_folder_lock
     from r1_gui.training.trainer import train_and_save
 
     with output_folder_lock(training_args.output_dir):
-        trainer, resume = multi_turn_trainer(script_args, training_args, model_args, pool=pool)
+        trainer, resume = multi_turn_trainer(script_args, training_args, model_args, pool=pool, rollouts=rollouts)
         train_and_save(trainer, resume, logger)

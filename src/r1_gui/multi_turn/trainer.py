@@ -41,6 +41,17 @@ and adds, besides the no-signal skip in its `policy_loss`:
    `gigpo/mean_group_size`, `gigpo/singleton_frac`, `gigpo/step_advantage_std`. With "grpo" (the default) nothing of
    the parent's advantages changes.
 
+6. Asynchronous rollouts (`rollouts`, `--rollout_mode async`; `_rollout`, `_correct_lagging_turns`): the episodes
+   come from rollout workers that play all the time (`r1_gui.rollout`) instead of from `play_episodes` at the start
+   of the step: `_rollout` takes the step's groups from their buffer (the oldest whose lag is at most
+   `--max_staleness`), and the weights are published to them after every optimizer step (`PublishWeights`). Each
+   turn keeps the weights version it was generated with and the behaviour log-probabilities of its tokens; the
+   advantages of lagging turns' tokens are multiplied by the truncated behaviour weights of
+   `r1_gui.rollout.correction` (the decoupled PPO objective), turns of lag 0 keep theirs exactly. Logged:
+   `async/staleness_mean`, `async/staleness_max`, `async/dropped_stale`, `async/buffer_groups`,
+   `async/trainer_wait_s`, `async/weight_sync_s`, `async/importance_ratio_mean`, `async/importance_ratio_clipped_frac`,
+   `async/lagging_token_frac`, `async/worker_restarts`.
+
 It does not include `GUIGRPOTrainer`'s features for rows of a dataset: the screenshot completions table (episodes
 have no image column) and the deduplicated screenshots (each turn has its own context and screenshots).
 """
@@ -63,6 +74,7 @@ from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
 from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
 from r1_gui.rewards import carries_env_reward, turn_values
+from r1_gui.rollout.correction import DEFAULT_CAP, behaviour_weights, check_cap
 from r1_gui.seam.grpo import pad_sequences
 from r1_gui.training.trainer import GUIGRPOBase
 
@@ -143,6 +155,27 @@ class ClosePoolAtEnd(TrainerCallback):
         self.pool.close()
 
 
+class PublishWeights(TrainerCallback):
+    """The asynchronous rollouts get the trainer's weights: at the start (the weights of the run, or of the checkpoint
+    it resumed) and after every `weight_sync_steps` optimizer steps; each publication is a weights version, the
+    step count. The rollouts end with training."""
+
+    def __init__(self, trainer: MultiTurnGRPOTrainer):
+        self.trainer = trainer
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.trainer.rollouts.start(self.trainer.accelerator.unwrap_model(self.trainer.model), state.global_step)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        rollouts = self.trainer.rollouts
+        if state.global_step % rollouts.weight_sync_steps == 0:
+            rollouts.publish(self.trainer.accelerator.unwrap_model(self.trainer.model), state.global_step)
+        rollouts.advance(state.global_step)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.trainer.rollouts.close()
+
+
 def multi_turn_rollout(prompts: list, trainer: MultiTurnGRPOTrainer) -> dict:
     """trl's `rollout_func(prompts, trainer)`: see `MultiTurnGRPOTrainer._rollout`."""
     return trainer._rollout(prompts)
@@ -156,7 +189,8 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
     history_images, max_turn_tokens (new tokens per turn), system (replaces the mobile_use system prompt),
     expert_sft_weight (the expert term's weight; 0: none), close_pool (close env_pool when training ends; False
     for a pool the caller goes on using), advantage_estimator ("grpo" or "gigpo"), step_advantage_weight (GiGPO's
-    omega) and step_gamma (its discount).
+    omega), step_gamma (its discount) and importance_ratio_cap (the largest behaviour weight of a lagging turn's
+    token, with asynchronous rollouts: `attach_rollouts`).
     """
 
     def __init__(
@@ -172,9 +206,11 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
         advantage_estimator: str = "grpo",
         step_advantage_weight: float = 1.0,
         step_gamma: float = 0.95,
+        importance_ratio_cap: float = DEFAULT_CAP,
         **kwargs,
     ):
         check_step_credit(advantage_estimator, step_advantage_weight, step_gamma)
+        check_cap(importance_ratio_cap)
         kwargs.setdefault("prompt_style", "mobile_use")
         kwargs.update(rollout_func=multi_turn_rollout)
         # trl warns on every run that rollout_func is experimental: r1_gui chose it knowingly and pins trl 1.16
@@ -191,9 +227,18 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
         self.step_advantage_weight, self.step_gamma = step_advantage_weight, step_gamma
         self.book = EpisodeBook()
         self._image_pad_id = self.text_tokenizer.convert_tokens_to_ids("<|image_pad|>")
+        self.rollouts, self.importance_ratio_cap = None, importance_ratio_cap
+
+    def attach_rollouts(self, rollouts) -> None:
+        """Take the episodes from asynchronous rollouts (`r1_gui.rollout.engine.AsyncRollouts`, or an object with its
+        `start`, `take`, `publish`, `advance`, `stats`, `close` and `weight_sync_steps`) instead of playing them."""
+        self.rollouts = rollouts
+        self.add_callback(PublishWeights(self))
 
     # -- 1. rollout -------------------------------------------------------------------------------------------
     def _rollout(self, prompts: list) -> dict:
+        if self.rollouts is not None:
+            return self._rollout_async(prompts)
         resets = [read_reset(prompt) for prompt in prompts]
         episodes = play_episodes(
             self.env_pool,
@@ -216,6 +261,43 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
             "env_mask": [row.env_mask for row in rows],
             "episode": episodes,  # the reward functions' column
             "family": [episode.task for episode in episodes],
+        }
+
+    def _rollout_async(self, prompts: list) -> dict:
+        """The step's episodes from the asynchronous rollouts: as many groups as the step has prompts' groups, the
+        oldest whose lag is at most the bound; each row keeps its turns' lags. The dataset's resets only count the
+        rows: the rollouts play their own stream of resets, so `task` and `seed` come with the episodes."""
+        mode = "train" if self.model.training else "eval"
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        if len(prompts) % num_generations:
+            raise ValueError(
+                f"asynchronous rollouts hand each process whole groups: {len(prompts)} rows of this process do not "
+                f"divide into groups of --num_generations {num_generations}; make the per-process rows a multiple"
+            )
+        step = self.state.global_step
+        groups = self.rollouts.take(len(prompts) // num_generations, step)
+        episodes, lags = [], []
+        for group in groups:
+            episodes += group.episodes
+            lags += [[step - version for version in versions] for versions in group.versions]
+        rows = [episode_row(episode, self.text_tokenizer) for episode in episodes]
+        for row, turn_lags in zip(rows, lags, strict=True):
+            row.turn_lags = turn_lags
+        self.book.record(rows)
+        group_lags = [group.lag(step) for group in groups]
+        for name, value in self.rollouts.stats().items():
+            self.record_metric(mode, f"async/{name}", float(value))
+        self.record_metric(mode, "async/staleness_mean", sum(group_lags) / len(group_lags))
+        self.record_metric(mode, "async/staleness_max", float(max(group_lags)))
+        return {
+            "prompt_ids": [row.prompt_ids for row in rows],
+            "completion_ids": [row.completion_ids for row in rows],
+            "logprobs": None,  # trl's own correction is for vLLM's samples; ours is `_correct_lagging_turns`
+            "env_mask": [row.env_mask for row in rows],
+            "episode": episodes,
+            "family": [episode.task for episode in episodes],
+            "task": [episode.task for episode in episodes],
+            "seed": [episode.seed for episode in episodes],
         }
 
     def _policy(self, inputs: list[TurnInput], infos: list[dict]):
@@ -253,6 +335,8 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
         output["episode_index"] = self.book.index_column(output["completion_ids"].device)
         if self.advantage_estimator == "gigpo":
             output["advantages"] = self._step_credit(output["advantages"], output["completion_ids"].size(1))
+        if self.rollouts is not None:
+            output["advantages"] = self._correct_lagging_turns(output)
         return output
 
     def policy_loss(self, model, inputs):
@@ -419,3 +503,34 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
         self.record_metric(mode, "gigpo/step_advantage_std", credit.spread)
         tokens = [token_advantages(row.offsets, row.answer_lengths, row.turn_advantages, width) for row in rows]
         return torch.tensor(tokens, dtype=episode_advantages.dtype, device=episode_advantages.device)
+
+    # -- 6. asynchronous rollouts: the correction of lagging turns -----------------------------------------------
+    def _correct_lagging_turns(self, output: dict) -> torch.Tensor:
+        """This process's advantages with each lagging turn's answer tokens weighted by the truncated behaviour
+        weight (`r1_gui.rollout.correction`); unchanged (and no extra forward pass) when no turn lags."""
+        advantages = output["advantages"]
+        rows = self.book.recorded
+        width = output["completion_ids"].size(1)
+        mode = "train" if self.model.training else "eval"
+        lags = [token_advantages(row.offsets, row.answer_lengths, row.turn_lags, width) for row in rows]
+        lags = torch.tensor(lags, device=advantages.device)
+        mask = output["completion_mask"] * output["tool_mask"]
+        if not bool(((lags > 0) & (mask > 0)).any()):
+            stats = behaviour_weights(
+                lags.float(), lags.float(), torch.zeros_like(lags), mask, self.importance_ratio_cap
+            )[1]
+        else:
+            ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
+            attention = torch.cat([output["prompt_mask"], output["completion_mask"]], dim=1)
+            with torch.no_grad():
+                prox, _, _ = self.token_logps_and_entropies(
+                    self.model, ids, attention, width, batch_size=self.args.per_device_train_batch_size
+                )
+            behaviour = torch.tensor([(row.logprobs + [0.0] * width)[:width] for row in rows], device=prox.device)
+            weights, stats = behaviour_weights(prox, behaviour, lags, mask, self.importance_ratio_cap)
+            per_token = advantages if advantages.dim() == 2 else advantages.unsqueeze(1).expand(-1, width)
+            advantages = per_token * weights.to(per_token.dtype)
+        self.record_metric(mode, "async/importance_ratio_mean", stats.ratio_mean)
+        self.record_metric(mode, "async/importance_ratio_clipped_frac", stats.clipped_frac)
+        self.record_metric(mode, "async/lagging_token_frac", stats.lagging_frac)
+        return advantages

@@ -161,6 +161,44 @@ class EnvArguments:
         default=0.95,
         metadata={"help": "GiGPO's discount, in (0, 1]: a turn's return is its reward + step_gamma x the next's."},
     )
+    # Asynchronous rollouts (r1_gui.rollout); checked with the other episode settings (multi_turn/train.py)
+    rollout_mode: str = field(
+        default="sync",
+        metadata={
+            "help": "sync: each step plays its episodes to the end, then trains. async: rollout workers play "
+            "episodes all the time with their own copy of the policy and the trainer takes finished groups from a "
+            "buffer (docs/guide/async.md).",
+            "choices": ["sync", "async"],
+        },
+    )
+    rollout_workers: int = field(
+        default=2, metadata={"help": "With --rollout_mode async: rollout worker processes, each a policy copy."}
+    )
+    max_staleness: int = field(
+        default=1,
+        metadata={
+            "help": "With --rollout_mode async: the most optimizer steps a group's oldest turn may lag behind the "
+            "weights it trains; older groups are dropped (async/dropped_stale). 0: every group played with the "
+            "current weights."
+        },
+    )
+    rollout_groups_ahead: int = field(
+        default=1,
+        metadata={
+            "help": "With --rollout_mode async: groups in play beyond what the bound needs, so a straggler never "
+            "holds a step (it lands in a later one or is dropped for age)."
+        },
+    )
+    weight_sync_steps: int = field(
+        default=1, metadata={"help": "With --rollout_mode async: publish the weights every N optimizer steps."}
+    )
+    importance_ratio_cap: float = field(
+        default=3.0,
+        metadata={
+            "help": "With --rollout_mode async: the largest weight pi_prox / pi_behav a lagging turn's token gets "
+            "(the decoupled PPO objective's behaviour correction, truncated)."
+        },
+    )
 
 
 @dataclass

@@ -361,15 +361,11 @@ def check_lent(pool: SlotPool, env_id: str, env_kwargs: dict | None, step_timeou
     return pool
 
 
-def worker_command(call: str) -> list[str]:
-    """The command line of a Python process that runs `call` (a function of `r1_gui.envs.runtime.worker` with its
-    arguments) with this process's sys.path, so it imports what this process imports (a user's environment too)."""
+def worker_command(call: str, module: str = "r1_gui.envs.runtime.worker") -> list[str]:
+    """The command line of a Python process that runs `call` (a function of `module` with its arguments) with this
+    process's sys.path, so it imports what this process imports (a user's environment too)."""
     name = call.split("(", 1)[0]
-    return [
-        sys.executable,
-        "-c",
-        f"import sys; sys.path[:0] = {sys.path!r}; from r1_gui.envs.runtime.worker import {name}; {call}",
-    ]
+    return [sys.executable, "-c", f"import sys; sys.path[:0] = {sys.path!r}; from {module} import {name}; {call}"]
 
 
 _open_pools: weakref.WeakSet[SlotPool] = weakref.WeakSet()
