@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_extending import write_reward_module
 
 from r1_gui import rewards
 
@@ -147,12 +148,15 @@ def test_sft_setting_errors_are_one_line(command, tiny_qwen2_vl, synthetic_datas
 
 
 def test_a_bug_inside_training_keeps_its_traceback(command, grpo_argv, monkeypatch):
-    def broken_reward(completions, **kwargs):
-        raise ValueError("a bug in a reward")
+    """(A reward of the user's that raises is the user's to fix: one line, tests/test_extending.py.)"""
+    from r1_gui.training import trainer
 
-    monkeypatch.setitem(rewards.REWARD_FUNCS, "broken", broken_reward)
-    with pytest.raises(ValueError, match="a bug in a reward"):
-        command("src/r1_gui/grpo_gui.py", *grpo_argv, "--reward_funcs", "broken", "--max_steps", "1")
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in the trainer")
+
+    monkeypatch.setattr(trainer, "no_signal_fraction", broken)  # called once a step, after the rewards
+    with pytest.raises(ValueError, match="a bug in the trainer"):
+        command("src/r1_gui/grpo_gui.py", *grpo_argv, "--max_steps", "1")
 
 
 def test_make_synthetic_errors_are_one_line(command, tmp_path):
@@ -1162,3 +1166,43 @@ def wait_for_health(port: int, seconds: float) -> bool:
         except OSError:
             time.sleep(0.5)
     return False
+
+
+def test_a_reward_that_needs_a_column_the_data_lacks_is_one_line_before_the_model_loads(command, grpo_argv,
+                                                                                         synthetic_dataset, tmp_path,
+                                                                                         monkeypatch,
+                                                                                         no_model_loading):  # fmt: skip
+    """A KeyError traceback in rewards.check_reward_needs (issue 71, item 3)."""
+    write_reward_module(tmp_path, 'def hard(completions, **columns):\n    return [0.0] * len(completions)\n'
+                                  'hard.needs = ("completion", "difficulty")\n', monkeypatch)  # fmt: skip
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, "--reward_funcs", "my_rewards:hard")
+    assert_one_error_line(code, stderr, "my_rewards:hard needs the column difficulty, which --dataset_name "
+                          f"{synthetic_dataset} does not have (its columns: ")  # fmt: skip
+
+
+def test_a_users_reward_that_raises_is_one_line_before_the_model_loads(command, grpo_argv, tmp_path, monkeypatch,
+                                                                        no_model_loading):  # fmt: skip
+    """A reward of the user's that raises on the first row is found by a probe on that row before the model loads
+    (issue 71, item 4); it was a 74-80-line traceback after the model had loaded."""
+    write_reward_module(tmp_path, "def broken(completions, solution, **columns):\n"
+                                  "    return [len(c) / 0 for c in completions]\n", monkeypatch)  # fmt: skip
+    code, stderr = command("src/r1_gui/grpo_gui.py", *grpo_argv, "--reward_funcs", "step_success", "my_rewards:broken")
+    assert_one_error_line(code, stderr, "reward my_rewards:broken raised ZeroDivisionError: division by zero "
+                          "(my_rewards.py, line 2) in a probe on row 0 of the dataset before training")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_users_reward_that_fails_during_training_is_one_line_naming_the_step(tiny_qwen2_vl, synthetic_dataset,
+                                                                              tmp_path):  # fmt: skip
+    """A reward that passes the start-up probe (it scores anything outside training) and returns one value too few
+    in training: one line naming it and the step, exit code 2 (issue 71, item 4)."""
+    (tmp_path / "my_rewards.py").write_text(
+        "def late(completions, trainer_state=None, **columns):\n"
+        "    if trainer_state is not None and trainer_state.global_step >= 1:\n"
+        "        return [0.5] * (len(completions) - 1)\n"
+        "    return [float(i % 2) for i in range(len(completions))]\n"
+    )
+    code, stderr = run_command("src/r1_gui/grpo_gui.py", "--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl,
+                               "--dataset_name", synthetic_dataset, "--output_dir", tmp_path / "out", "--max_steps",
+                               "3", "--reward_funcs", "my_rewards:late", cwd=tmp_path)  # fmt: skip
+    assert_first_error(code, stderr, "reward my_rewards:late returned 3 values for 4 completions in step 2")

@@ -19,7 +19,6 @@ def test_a_reward_of_your_own_named_module_function(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the module beside you, as README says
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
-    monkeypatch.setattr(rewards, "REWARD_NEEDS", dict(rewards.REWARD_NEEDS))
     rewards.check_reward_needs(["step_success", "my_rewards:short_answer"], {"completion", "solution"}, "a dataset")
     step, mine = rewards.get_reward_funcs(["step_success", "my_rewards:short_answer"])
     assert mine.__name__ == "my_rewards:short_answer"  # trl logs rewards/my_rewards:short_answer/mean
@@ -43,7 +42,6 @@ def test_an_episode_reward_of_your_own_with_per_turn_values(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
-    monkeypatch.setattr(rewards, "REWARD_NEEDS", dict(rewards.REWARD_NEEDS))
     rewards.check_reward_needs(["task_success", "my_turn_rewards:clicks"], {"episode"}, "--env r1_gui/Phone-v0")
     _, mine = rewards.get_reward_funcs(["task_success", "my_turn_rewards:clicks"])
     episode = Episode("go_home", 0, History("x", [], [], []))
@@ -120,3 +118,78 @@ def test_training_from_python_as_the_readme_writes_it(tiny_qwen2_vl, synthetic_d
     exec(compile(code, "README.md", "exec"), {})
     state = json.loads((tmp_path / "runs" / "from-python" / "trainer_state.json").read_text())
     assert state["global_step"] == 2 and (tmp_path / "runs" / "from-python" / "model.safetensors").is_file()
+
+
+def write_reward_module(folder, text: str, monkeypatch) -> None:
+    """my_rewards.py beside you, importable as README says; the registry restored after the test."""
+    (folder / "my_rewards.py").write_text(text)
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "my_rewards", raising=False)
+    monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
+
+
+def test_a_reward_that_needs_a_column_the_data_lacks_names_the_reward_the_column_and_the_columns(tmp_path,
+                                                                                                   monkeypatch):  # fmt: skip
+    """A `needs` entry that is a dataset column the data lacks was a KeyError in check_reward_needs (issue 71,
+    item 3): only the four needs of NEED_MEANINGS were known."""
+    write_reward_module(tmp_path, 'def hard(completions, difficulty, **columns):\n'
+                                  '    return [float(d > 2) for d in difficulty]\n'
+                                  'hard.needs = ("completion", "difficulty")\n', monkeypatch)  # fmt: skip
+    columns = {"completion", "image", "problem", "solution"}
+    with pytest.raises(ValueError) as refused:
+        rewards.check_reward_needs(["step_success", "my_rewards:hard"], columns, "--dataset_name data/x")
+    assert str(refused.value) == (
+        "--reward_funcs: my_rewards:hard needs the column difficulty, which --dataset_name data/x does not have (its "
+        "columns: image, problem, solution; it would score nothing). Rewards that fit this run: accuracy, format, "
+        "action_type, step_success, click_distance, click_gaussian, text_f1, r1v_accuracy, r1v_format, "
+        "guir1_accuracy, guir1_format"
+    )
+    rewards.check_reward_needs(["my_rewards:hard"], columns | {"difficulty"}, "--dataset_name data/y")  # it fits
+
+
+def test_every_reward_declares_its_needs_as_a_users_reward_does():
+    """One registry (issue 70, item 6): each reward says what it needs in its own `needs` attribute, the way README
+    tells a user to, instead of a second dict beside REWARD_FUNCS."""
+    assert not hasattr(rewards, "REWARD_NEEDS")
+    for name, func in rewards.REWARD_FUNCS.items():
+        assert isinstance(func.needs, tuple) and func.needs, name
+        assert rewards.reward_needs(name) == func.needs
+    assert rewards.reward_needs("accuracy") == ("completion", "solution")
+    assert rewards.reward_needs("episode_click_distance") == ("episode", "expert_action")
+    assert rewards.reward_needs("task_success") == ("episode",)
+
+
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        # a reward that raises: its name, the step, the exception and the line of the user's file
+        (
+            "    return [1 / 0 for c in completions]\n",
+            "reward my_rewards:broken raised ZeroDivisionError: division by zero (my_rewards.py, line 2) in step 4",
+        ),
+        # one value for a batch of two completions
+        ("    return [1.0]\n", "reward my_rewards:broken returned 1 values for 2 completions in step 4"),
+        # not a list at all
+        ("    return 1.0\n", "reward my_rewards:broken returned 1.0 (a float) for 2 completions in step 4"),
+        # a value that is no number
+        (
+            "    return [1.0, 'good']\n",
+            "reward my_rewards:broken returned 'good' for completion 1 in step 4: give a number or None",
+        ),
+    ],
+    ids=["raises", "too-few", "not-a-list", "not-a-number"],
+)
+def test_a_users_reward_that_raises_or_returns_the_wrong_values_is_one_line_naming_it_and_the_step(
+    tmp_path, monkeypatch, body, said
+):
+    """Issue 71, item 4: a 74-80-line traceback after the model loaded."""
+    from types import SimpleNamespace
+
+    from r1_gui.cli_errors import UserError
+
+    write_reward_module(tmp_path, "def broken(completions, **columns):\n" + body, monkeypatch)
+    (reward,) = rewards.get_reward_funcs(["my_rewards:broken"])
+    with pytest.raises(UserError) as refused:
+        reward(completions=["a", "b"], trainer_state=SimpleNamespace(global_step=3))
+    assert str(refused.value).startswith(said), str(refused.value)

@@ -194,6 +194,9 @@ def turn_digit_share(completions=None, episode=None, *, per_turn=False, **kwargs
     return per_episode if per_turn else [sum(values) / max(1, len(values)) for values in per_episode]
 
 
+turn_digit_share.needs = ("episode",)
+
+
 def recording_losses(monkeypatch) -> tuple[list, list]:
     """(losses, advantages) of every micro-batch's loss pass, as `_compute_loss` receives and returns them."""
     from r1_gui.multi_turn import trainer as multi_turn_trainer
@@ -251,7 +254,6 @@ def test_grpo_gives_mains_losses_and_gigpo_with_omega_0_the_same(tiny_qwen2_vl, 
     from r1_gui.cli_errors import torch_threads
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
-    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
     runs = []
     for estimator in (
         ("--advantage_estimator", "grpo"),
@@ -356,7 +358,6 @@ def test_two_gigpo_steps(recipe, tiny_qwen2_vl, tmp_path, monkeypatch):
     from test_multi_turn import REPO, main, parse_grpo_arguments
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digit_share", turn_digit_share)
-    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digit_share", ("episode",))
     batches = recording_batches(monkeypatch)
     argv = [
         *("--config", str(REPO / "local_scripts" / recipe), "--model_name_or_path", str(tiny_qwen2_vl)),

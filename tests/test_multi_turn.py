@@ -318,6 +318,9 @@ def turn_digits(completions, episode, **kwargs):
     return [sum(ch.isdigit() for ch in text) / max(1, len(text)) for text in texts]
 
 
+turn_digits.needs = ("episode",)
+
+
 def run_grpo(model, output_dir, *extra):
     argv = ["--config", str(RECIPE), "--model_name_or_path", str(model), "--output_dir", str(output_dir)]
     main(*parse_grpo_arguments([*argv, *extra]))
@@ -329,7 +332,6 @@ def run_grpo(model, output_dir, *extra):
 def test_two_multi_turn_steps_change_parameters_with_masked_tool_tokens(arch, request, tmp_path, monkeypatch):
     model = request.getfixturevalue(f"tiny_{arch}")
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
-    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
     batches = []
     original = multi_turn_trainer.MultiTurnGRPOTrainer._generate_and_score_completions
 
@@ -392,7 +394,6 @@ def test_a_multi_turn_run_resumes_the_checkpoints_weights(tiny_qwen2_vl, tmp_pat
     from helpers.resumed import assert_resumed_without_a_step
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
-    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
     common = ("--max_turns", "2", "--max_turn_tokens", "16", "--max_completion_length", "80", "--num_generations", "2",
               "--per_device_train_batch_size", "4", "--reward_funcs", "turn_digits", "task_success",
               "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "2")  # fmt: skip

@@ -302,6 +302,7 @@ def cli_main(function: Callable) -> Callable:
             if not is_user_error(error) or traceback:
                 raise
             message = one_line(error)
+            close_progress_bars()  # a mistake found in training (a user's reward): its line starts a line of its own
             print(f"error: {message}", file=sys.stderr)
             raise UserExit(message) from None
         finally:

@@ -1,4 +1,5 @@
-"""Episode rewards for multi-turn GRPO, registered in `r1_gui.rewards.REWARD_FUNCS` under their own names.
+"""Episode rewards for multi-turn GRPO, registered in `r1_gui.rewards.REWARD_FUNCS` under their own names, and how
+every reward declares what it needs (`needs`).
 
 Each is called the way trl calls a reward, with the rollout's `episode` column (an `r1_gui.agent.loop.Episode`, one
 per completion; read by attribute only, so this module imports nothing above `scoring`). The per-turn ones score each turn's action (as the environment parsed it from the model's
@@ -37,6 +38,34 @@ from r1_gui.actions import styled_action
 from r1_gui.scoring import click_distance_score, click_gaussian_score, text_f1_score
 
 RewardFunc = Callable[..., list[float | None]]  # what trl calls: keyword arguments in, a score per completion out
+
+
+def needs(*names: str, check: Callable[[dict], None] | None = None) -> Callable[[RewardFunc], RewardFunc]:
+    """Declare what a reward needs to score anything, the way a user's reward says it (``reward.needs = (...)``):
+    "completion" (a single-step answer), dataset column names ("solution"), "episode" (an --env run) or
+    "expert_action" (an environment that gives one); `r1_gui.rewards.check_reward_needs` reads it. ``check``: a
+    function that raises ValueError on settings of the reward's parameters that cannot work together (each value is
+    already a finite number >= 0), read by `r1_gui.rewards.get_reward_funcs` as ``check_params``."""
+
+    def declare(reward: RewardFunc) -> RewardFunc:
+        reward.needs = names
+        if check is not None:
+            reward.check_params = check
+        return reward
+
+    return declare
+
+
+def threshold_below_cutoff(params: dict) -> None:
+    """The check of a click-distance reward's parameters: the score falls from 1 at ``threshold`` to 0 at ``cutoff``."""
+    if not params["threshold"] < params["cutoff"]:
+        raise ValueError(f"threshold must be below cutoff, got {params}")
+
+
+def positive_sigma(params: dict) -> None:
+    """The check of a Gaussian click reward's parameters: ``sigma`` divides."""
+    if params["sigma"] <= 0:
+        raise ValueError(f"sigma must be > 0, got {params['sigma']}")
 
 
 def scorer_signature(reward: RewardFunc, scorer: Callable) -> RewardFunc:
@@ -97,6 +126,7 @@ def _per_episode(completions, episode, score: Callable[[Any], float | None], per
     return [_turn_mean(item, score) if item is not None else None for item in episode]
 
 
+@needs("episode")
 @turn_reward
 def episode_format_reward(turn) -> float:
     """Mean over turns of 1 when the turn is written as Thought -> Action -> one mobile_use `<tool_call>` whose
@@ -105,6 +135,7 @@ def episode_format_reward(turn) -> float:
     return float(styled_action(turn.text, "mobile_use", coordinates="grid999") is not None)
 
 
+@needs("episode", "expert_action")
 @turn_reward
 def episode_action_type_reward(turn) -> float | None:
     """Mean over turns of 1 when the turn's action type is the expert's (0 when the text did not parse).
@@ -114,6 +145,7 @@ def episode_action_type_reward(turn) -> float | None:
     return float(turn.action is not None and turn.action.type == turn.expert_action.type)
 
 
+@needs("episode", "expert_action", check=threshold_below_cutoff)
 @turn_reward
 def episode_click_distance_reward(turn, *, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
     """Mean of `click_distance_score` over the turns whose expert action has a point; None when none has.
@@ -123,6 +155,7 @@ def episode_click_distance_reward(turn, *, threshold: float = 0.04, cutoff: floa
     return click_distance_score(turn.action, turn.expert_action, threshold, cutoff)
 
 
+@needs("episode", "expert_action", check=positive_sigma)
 @turn_reward
 def episode_click_gaussian_reward(turn, *, sigma: float = 0.05) -> float | None:
     """Mean of `click_gaussian_score` over the turns whose expert action has a point: as the single-step
@@ -134,6 +167,7 @@ def episode_click_gaussian_reward(turn, *, sigma: float = 0.05) -> float | None:
     return click_gaussian_score(turn.action, turn.expert_action, getattr(turn, "target_box", None), sigma)
 
 
+@needs("episode", "expert_action")
 @turn_reward
 def episode_text_f1_reward(turn) -> float | None:
     """Mean of `text_f1_score` over the turns whose expert action carries text (type, open_app, answer).
@@ -141,6 +175,7 @@ def episode_text_f1_reward(turn) -> float | None:
     return None if turn.expert_action is None else text_f1_score(turn.action, turn.expert_action)
 
 
+@needs("episode")
 def task_success_reward(
     completions=None, episode=None, *, coordinates=None, screen_size=None, prompt_style=None, per_turn=False, **kwargs
 ):
@@ -175,14 +210,4 @@ EPISODE_REWARDS: dict[str, Callable[..., list[float | None]]] = {
     "episode_click_gaussian": episode_click_gaussian_reward,
     "episode_text_f1": episode_text_f1_reward,
     "task_success": task_success_reward,
-}
-
-# What each needs (r1_gui.rewards.REWARD_NEEDS): an episode, and for the per-turn comparisons the environment's expert.
-EPISODE_REWARD_NEEDS: dict[str, tuple[str, ...]] = {
-    "episode_format": ("episode",),
-    "episode_action_type": ("episode", "expert_action"),
-    "episode_click_distance": ("episode", "expert_action"),
-    "episode_click_gaussian": ("episode", "expert_action"),
-    "episode_text_f1": ("episode", "expert_action"),
-    "task_success": ("episode",),
 }

@@ -29,7 +29,9 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import (
@@ -49,7 +51,15 @@ from r1_gui.actions.completion import (
 )
 from r1_gui.actions.core import is_number
 from r1_gui.actions.guir1 import NO_TEXT, guir1_ground_truth
-from r1_gui.episode_rewards import EPISODE_REWARD_NEEDS, EPISODE_REWARDS, RewardFunc, scorer_signature
+from r1_gui.cli_errors import UserError, one_line
+from r1_gui.episode_rewards import (
+    EPISODE_REWARDS,
+    RewardFunc,
+    needs,
+    positive_sigma,
+    scorer_signature,
+    threshold_below_cutoff,
+)
 from r1_gui.prompts import PROMPT_STYLES
 from r1_gui.scoring import click_distance_score, click_gaussian_score, score_pair, text_f1_score
 from r1_gui.scoring.guir1 import guir1_accuracy_score, guir1_format_score
@@ -144,6 +154,7 @@ def step_reward(missing: float | None) -> Callable[[Callable[..., float]], Rewar
     return make
 
 
+@needs("completion", "solution")
 @step_reward(missing=0.0)
 def accuracy_reward(pred, gt, box, tolerance, *, type_weight: float = 0.5, argument_weight: float = 0.5) -> float:
     """``type_weight`` for the right action type + ``argument_weight`` for exactly the right arguments
@@ -153,6 +164,7 @@ def accuracy_reward(pred, gt, box, tolerance, *, type_weight: float = 0.5, argum
     return type_weight * pair["type_match"] + argument_weight * pair["param_match"]
 
 
+@needs("completion")
 def format_reward(
     completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -177,6 +189,7 @@ def format_reward(
     return scores
 
 
+@needs("completion", "solution")
 @step_reward(missing=0.0)
 def action_type_reward(pred, gt, box, tolerance) -> float:
     """1.0 when the predicted canonical action type equals the ground truth's (``score_pair`` type_match).
@@ -184,6 +197,7 @@ def action_type_reward(pred, gt, box, tolerance) -> float:
     return float(score_pair(pred, gt, box, tolerance=tolerance)["type_match"])
 
 
+@needs("completion", "solution")
 @step_reward(missing=0.0)
 def step_success_reward(pred, gt, box, tolerance) -> float:
     """1.0 when the step succeeds by the AITW rules (``score_pair`` step_success: taps within 0.14 or in the
@@ -193,6 +207,7 @@ def step_success_reward(pred, gt, box, tolerance) -> float:
     return float(score_pair(pred, gt, box, tolerance=tolerance)["step_success"])
 
 
+@needs("completion", "solution", check=threshold_below_cutoff)
 @step_reward(missing=None)
 def click_distance_reward(pred, gt, box, tolerance, *, threshold: float = 0.04, cutoff: float = 0.3) -> float | None:
     """Dense point reward, ``click_distance_score``: 1 within ``threshold``, linear to 0 at ``cutoff``
@@ -200,6 +215,7 @@ def click_distance_reward(pred, gt, box, tolerance, *, threshold: float = 0.04, 
     return click_distance_score(pred, gt, threshold, cutoff)
 
 
+@needs("completion", "solution", check=positive_sigma)
 @step_reward(missing=None)
 def click_gaussian_reward(pred, gt, box, tolerance, *, sigma: float = 0.05) -> float | None:
     """Gaussian point reward (GUI-G2), ``click_gaussian_score``: exp(-((dx/sx)^2 + (dy/sy)^2)/2), s = half the
@@ -207,6 +223,7 @@ def click_gaussian_reward(pred, gt, box, tolerance, *, sigma: float = 0.05) -> f
     return click_gaussian_score(pred, gt, box, sigma)
 
 
+@needs("completion", "solution")
 @step_reward(missing=None)
 def text_f1_reward(pred, gt, box, tolerance) -> float | None:
     """Token F1 of the text for type / answer / open_app ground truths (``text_f1_score``); None for other
@@ -235,6 +252,7 @@ def _r1v_content(completion: Any) -> Any:
         return None
 
 
+@needs("completion", "solution")
 def r1v_accuracy_reward(
     completions=None, solution=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -258,6 +276,7 @@ def r1v_accuracy_reward(
     return scores
 
 
+@needs("completion")
 def r1v_format_reward(
     completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -271,6 +290,7 @@ def r1v_format_reward(
     return [0.5 if original_format_matches(_r1v_content(completion)) else 0.0 for completion in completions]
 
 
+@needs("completion", "solution")
 def guir1_accuracy_reward(
     completions=None, solution=None, bbox=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -309,6 +329,7 @@ def _guir1_scale(coordinates: str | None, screen_size: Any, index: int) -> tuple
         return None
 
 
+@needs("completion")
 def guir1_format_reward(
     completions=None, *, coordinates=None, screen_size=None, prompt_style="aguvis", **kwargs
 ) -> list[float | None]:
@@ -339,23 +360,10 @@ REWARD_FUNCS: dict[str, RewardFunc] = {
 # The multi-turn episode rewards (own names, scored per turn against the environment's expert).
 REWARD_FUNCS.update(EPISODE_REWARDS)
 
-# What each reward needs to score anything: "completion" (one single-step answer), dataset columns ("solution"),
-# "episode" (a --env run) and "expert_action" (an environment that gives one). `check_reward_needs` refuses a
-# reward whose needs the run cannot meet before any model loads (it would score 0 or None on every row).
-REWARD_NEEDS: dict[str, tuple[str, ...]] = {
-    "accuracy": ("completion", "solution"),
-    "format": ("completion",),
-    "action_type": ("completion", "solution"),
-    "step_success": ("completion", "solution"),
-    "click_distance": ("completion", "solution"),
-    "click_gaussian": ("completion", "solution"),
-    "text_f1": ("completion", "solution"),
-    "r1v_accuracy": ("completion", "solution"),
-    "r1v_format": ("completion",),
-    "guir1_accuracy": ("completion", "solution"),
-    "guir1_format": ("completion",),
-    **EPISODE_REWARD_NEEDS,
-}
+# What a reward needs to score anything is its `needs` attribute (`r1_gui.episode_rewards.needs`), as for a reward of
+# your own; without one, a single-step answer. `check_reward_needs` refuses a reward whose needs the run cannot meet
+# before any model loads (it would score 0 or None on every row). A need that is none of these is a dataset column.
+DEFAULT_NEEDS = ("completion",)
 NEED_MEANINGS = {
     "completion": "a single-step answer to score (a run on a dataset; in an --env run use the episode_* rewards "
     "and task_success)",
@@ -363,6 +371,7 @@ NEED_MEANINGS = {
     "episode": "whole episodes (an --env run)",
     "expert_action": "an environment that gives info['expert_action']",
 }
+RUN_NEEDS = ("completion", "episode", "expert_action")  # what a run gives that is no column of its rows
 
 
 # A preset names rewards that go together with fixed weights: ``--reward_funcs guir1`` is GUI-R1's
@@ -385,30 +394,112 @@ def reward_params(name: str) -> dict[str, Any]:
     }
 
 
+def reward_needs(name: str) -> tuple[str, ...]:
+    """What a registered reward needs to score anything: its `needs` attribute (a single name counts as one), else
+    ``DEFAULT_NEEDS``."""
+    declared = getattr(REWARD_FUNCS[name], "needs", DEFAULT_NEEDS)
+    return (declared,) if isinstance(declared, str) else tuple(declared)
+
+
 def _check_values(name: str, params: dict[str, Any]) -> None:
+    """Each parameter a finite number >= 0, then the reward's own check of how they go together (`check_params`)."""
     for key, value in params.items():
         if not is_number(value) or not math.isfinite(value) or value < 0:
             raise ValueError(f"reward {name!r}: parameter {key!r} must be a finite number >= 0, got {value!r}")
-    if name in ("click_distance", "episode_click_distance") and not params["threshold"] < params["cutoff"]:
-        raise ValueError(f"reward {name!r}: threshold must be below cutoff, got {params}")
-    if name in ("click_gaussian", "episode_click_gaussian") and params["sigma"] <= 0:
-        raise ValueError(f"reward {name!r}: sigma must be > 0, got {params['sigma']}")
+    check = getattr(REWARD_FUNCS[name], "check_params", None)
+    if check is not None:
+        try:
+            check(params)
+        except ValueError as error:
+            raise ValueError(f"reward {name!r}: {error}") from None
 
 
 class BoundReward:
     """A registry reward with its keywords bound, named by its registry key. Not a functools.partial: trl 1.16
-    names a partial after the function it wraps (``accuracy_reward``), this one logs as ``rewards/accuracy/...``."""
+    names a partial after the function it wraps (``accuracy_reward``), this one logs as ``rewards/accuracy/...``.
+
+    A reward of the user's (any not defined in r1_gui) is watched: one that raises, or returns anything but one
+    finite number or None per completion, ends the run with a `UserError` naming it, the step and what it did (one
+    line from the command; trl's own message comes after a long traceback, once the model has loaded). r1_gui's own
+    rewards never raise, so an exception of theirs is a bug and keeps its traceback."""
 
     def __init__(self, name: str, func: Callable[..., list[float | None]], **kwargs: Any):
         self.__name__ = name
         self.func = func
         self.kwargs = kwargs
+        self.users = not getattr(func, "__module__", "").startswith("r1_gui.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[float | None]:
-        return self.func(*args, **{**self.kwargs, **kwargs})
+        state = kwargs.get("trainer_state")
+        when = f"in step {state.global_step + 1}" if getattr(state, "global_step", None) is not None else ""
+        return self.checked_call(when, *args, **kwargs)
+
+    def checked_call(self, when: str, *args: Any, **kwargs: Any) -> list[float | None]:
+        """The reward's values, a reward of the user's watched as the class docstring says (``when``: "in step 3")."""
+        if not self.users:
+            return self.func(*args, **{**self.kwargs, **kwargs})
+        try:
+            values = self.func(*args, **{**self.kwargs, **kwargs})
+        except Exception as error:
+            raise UserError(
+                f"reward {self.__name__} raised {type(error).__name__}: {one_line(error)} ({_where(error, self.func)}) "
+                f"{when}; a reward must score any completion without raising (R1_GUI_TRACEBACK=1 shows the traceback)"
+            ) from error
+        if not kwargs.get(PER_TURN):  # per-turn values are checked by turn_values
+            _check_returned(self.__name__, values, kwargs.get("completions"), when)
+        return values
 
     def __repr__(self) -> str:
         return f"BoundReward({self.__name__!r}, {self.kwargs})"
+
+
+def _where(error: BaseException, func: Callable) -> str:
+    """ "file.py, line N" of the deepest frame of ``error``'s traceback in ``func``'s file (else the deepest frame)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    try:
+        own = inspect.getsourcefile(func)
+    except TypeError:  # a callable object or a builtin: no file of its own
+        own = None
+    frame = next((f for f in reversed(frames) if f.filename == own), frames[-1] if frames else None)
+    return f"{Path(frame.filename).name}, line {frame.lineno}" if frame else "where: unknown"
+
+
+def _check_returned(name: str, values: Any, completions: Any, when: str) -> None:
+    """UserError unless ``values`` holds one finite number or None per completion."""
+    count = len(completions) if isinstance(completions, (list, tuple)) else None
+    fix = "return a list of one number (or None: does not apply) per completion"
+    if not isinstance(values, (list, tuple)):
+        raise UserError(
+            f"reward {name} returned {values!r:.60} (a {type(values).__name__}) for {count} completions {when}; {fix}"
+        )
+    if count is not None and len(values) != count:
+        raise UserError(f"reward {name} returned {len(values)} values for {count} completions {when}; {fix}")
+    for index, value in enumerate(values):
+        if value is not None and not (is_number(value) and math.isfinite(value)):
+            raise UserError(
+                f"reward {name} returned {value!r:.60} for completion {index} {when}: give a number or None "
+                "(finite; None where the reward does not apply)"
+            )
+
+
+def probe_rewards(rewards: Sequence[Callable], row: dict, where: str) -> None:
+    """Call each reward of the user's (a `BoundReward`) the way trl calls it, on one dataset row with two completions
+    (the row's own solution and an empty answer), before the model loads: one that raises or returns the wrong
+    values is a UserError naming it and ``where`` ("row 0 of the dataset") now rather than after minutes of
+    loading. trl passes no trainer_state here (None): a reward that reads it must allow that."""
+    texts = [str(row.get("solution") or ""), ""]
+    kwargs = {key: [value] * len(texts) for key, value in row.items() if key != "prompt"}
+    kwargs.update(
+        prompts=[row.get("prompt")] * len(texts),
+        completions=[[{"role": "assistant", "content": text}] for text in texts],
+        completion_ids=[[] for _ in texts],
+        trainer_state=None,
+        log_extra=lambda *args, **kwargs: None,
+        log_metric=lambda *args, **kwargs: None,
+    )
+    for reward in rewards:
+        if isinstance(reward, BoundReward) and reward.users:
+            reward.checked_call(f"in a probe on {where} before training", **kwargs)
 
 
 def declares_per_turn(reward: Callable) -> bool:
@@ -507,36 +598,46 @@ def load_reward(name: str) -> None:
         func = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"--reward_funcs {name}: {error}; write module:function for a reward of your own") from None
-    register_reward(name, func, getattr(func, "needs", ("completion",)))
+    register_reward(name, func)
 
 
-def register_reward(name: str, func: Callable[..., list[float | None]], needs: Sequence[str]) -> None:
-    """Add a reward of your own to the registry under ``name`` (then ``--reward_funcs NAME`` selects it), with what it
-    needs to score anything (``NEED_MEANINGS``' keys or dataset column names). Example, in a module imported before
-    training: ``register_reward("digits", digits_reward, needs=("completion",))``."""
+def register_reward(name: str, func: Callable[..., list[float | None]], needs: Sequence[str] | None = None) -> None:
+    """Add a reward of your own to the registry under ``name`` (then ``--reward_funcs NAME`` selects it). What it
+    needs to score anything (``NEED_MEANINGS``' keys or dataset column names) is its ``needs`` attribute, or
+    ``needs`` given here (which sets that attribute). Example, in a module imported before training:
+    ``register_reward("digits", digits_reward, needs=("completion",))``."""
     if name in REWARD_FUNCS or name in REWARD_PRESETS:
         raise ValueError(f"reward name {name!r} is taken; choose another")
+    if needs is not None:
+        func.needs = (needs,) if isinstance(needs, str) else tuple(needs)
     REWARD_FUNCS[name] = func
-    REWARD_NEEDS[name] = tuple(needs)
 
 
 def check_reward_needs(names: Sequence[str], available: set[str], run: str) -> None:
     """Raise ValueError (one line) when a reward needs what this run (`run`, e.g. "--env r1_gui/Web-v0") lacks,
-    naming the rewards that would work."""
+    naming the rewards that would work. ``available``: what the run has, ``NEED_MEANINGS``' keys and the columns of
+    its rows; a need that is no key of ``NEED_MEANINGS`` is a column."""
     names = _split_names(names)
     for name in names:
         load_reward(name)
-    lacking = {name: [need for need in REWARD_NEEDS.get(name, ()) if need not in available] for name in names}
-    lacking = {name: needs for name, needs in lacking.items() if needs}
+    lacking = {name: [need for need in reward_needs(name) if need not in available] for name in names}
+    lacking = {name: missing for name, missing in lacking.items() if missing}
     if not lacking:
         return
     why = "; ".join(
-        f"{name} needs {' and '.join(NEED_MEANINGS[need] for need in needs)}" for name, needs in lacking.items()
+        f"{name} needs {' and '.join(NEED_MEANINGS.get(need, f'the column {need}') for need in missing)}"
+        for name, missing in lacking.items()
     )
-    fitting = [name for name, needs in REWARD_NEEDS.items() if set(needs) <= available]
+    columns = sorted(need for need in available if need not in RUN_NEEDS)
+    shown = (
+        f"its columns: {', '.join(columns) or 'none'}; "
+        if any(set(m) - set(NEED_MEANINGS) for m in lacking.values())
+        else ""
+    )
+    fitting = [name for name in REWARD_FUNCS if set(reward_needs(name)) <= available]
     raise ValueError(
-        f"--reward_funcs: {why}, which {run} does not have (it would score nothing). Rewards that fit this run: "
-        f"{', '.join(fitting) or 'none'}"
+        f"--reward_funcs: {why}, which {run} does not have ({shown}it would score nothing). Rewards that fit this "
+        f"run: {', '.join(fitting) or 'none'}"
     )
 
 

@@ -42,7 +42,6 @@ def generate_then_record(self, inputs):
 
 
 rewards.REWARD_FUNCS["turn_digit_share"] = turn_digit_share
-rewards.REWARD_NEEDS["turn_digit_share"] = ("episode",)
 original = trainer.MultiTurnGRPOTrainer._generate_and_score_completions
 trainer.MultiTurnGRPOTrainer._generate_and_score_completions = generate_then_record
 

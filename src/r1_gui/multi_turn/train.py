@@ -185,7 +185,8 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollou
         if script_args.rollout_mode == "async" and not lent:
             pool.close()  # the rollout workers play in pools of their own: free the environment describe started
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
-        available = {"episode", "expert_action"} if described.has_expert else {"episode"}
+        expert = ("expert_action",) if described.has_expert else ()
+        available = {"episode", *expert, "task", "seed"}  # task and seed: the columns of the run's rows (below)
         names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
         check_reward_needs(names, available, f"--env {env_id}")
         if script_args.expert_sft_weight and not described.has_expert:

@@ -22,6 +22,7 @@ from r1_gui.prompts import build_prompt
 logger = logging.getLogger(__name__)
 
 GRPO_COLUMNS = ("image", "problem", "solution")
+MODEL_COLUMNS = ("screen_size", "action")  # what add_model_columns adds for the rewards (trl passes `prompts` itself)
 SHOWN_CHECKS = 5000  # reading this many screenshot headers takes a few seconds: a progress bar says what the wait is
 
 

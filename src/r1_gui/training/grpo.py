@@ -222,9 +222,9 @@ def single_step_trainer(script_args, training_args, model_args):
     """(GUIGRPOTrainer on the dataset's rows, checkpoint to resume from or None)."""
     from r1_gui.processing import pixel_bounds, resize_factor
     from r1_gui.prompts import chat_template_kwargs
-    from r1_gui.rewards import check_reward_needs, expand_reward_presets
+    from r1_gui.rewards import check_reward_needs, expand_reward_presets, probe_rewards
     from r1_gui.training.completions_table import start_completions_table
-    from r1_gui.training.data import GRPO_COLUMNS, add_model_columns
+    from r1_gui.training.data import GRPO_COLUMNS, MODEL_COLUMNS, add_model_columns
     from r1_gui.training.trainer import GUIGRPOTrainer
 
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI).
@@ -237,7 +237,8 @@ def single_step_trainer(script_args, training_args, model_args):
         # 2. Data: checked row by row before the model is loaded; every reward must have what it scores with.
         dataset = load_training_rows(script_args, GRPO_COLUMNS)
         names, _ = expand_reward_presets(script_args.reward_funcs, training_args.reward_weights)
-        check_reward_needs(names, {"completion", *dataset.column_names}, f"--dataset_name {script_args.dataset_name}")
+        columns = {*dataset.column_names, *MODEL_COLUMNS}
+        check_reward_needs(names, {"completion", *columns}, f"--dataset_name {script_args.dataset_name}")
 
     # 3. Model and processor.
     processor = load_training_processor(model_args, script_args)
@@ -254,6 +255,9 @@ def single_step_trainer(script_args, training_args, model_args):
         **chat_template_kwargs(script_args.prompt_style),
     }
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
+    probe_rewards(
+        reward_funcs, dataset[0], "row 0 of the dataset"
+    )  # a reward of the user's that fails, before the model
 
     # 4. The trainer.
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
