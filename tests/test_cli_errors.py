@@ -783,7 +783,7 @@ def test_ctrl_c_in_training_names_the_last_checkpoint_and_resume_last(grpo_argv,
             "--save_steps", "1"]  # fmt: skip
     done = interrupt_when(argv, lambda: (out / "checkpoint-1" / "trainer_state.json").is_file())
     line = assert_interrupted(done)
-    from r1_gui.training.args import checkpoint_folders
+    from r1_gui.training.resume import checkpoint_folders
 
     last = checkpoint_folders(out)[0][-1]
     command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])
@@ -802,7 +802,7 @@ def test_sigterm_in_training_ends_as_a_ctrl_c_does(grpo_argv, tmp_path):
     )
     assert done.returncode == 143, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
-    from r1_gui.training.args import checkpoint_folders
+    from r1_gui.training.resume import checkpoint_folders
 
     last = checkpoint_folders(out)[0][-1]
     command = shlex.join(["python", *map(str, argv), "--resume_from_checkpoint", "last"])

@@ -442,7 +442,7 @@ def test_a_checkpoint_that_does_not_fit_the_model_is_one_error_naming_its_file(
 ):
     from transformers import AutoModelForImageTextToText
 
-    from r1_gui.checkpoints import load_weights_into
+    from r1_gui.training.resume import load_weights_into
 
     model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl)
     with pytest.raises(UserError, match=rf"^{re.escape(str(tiny_qwen2_5_vl / 'model.safetensors'))} does not hold this model's weights: "

@@ -1,6 +1,7 @@
 """Model folders: a full checkpoint or a LoRA adapter folder (whose adapter_config.json names its base model).
 
-Training writes them (r1_gui.training); the evaluation, the processor loading and merge_lora read them.
+Training writes them (r1_gui.training; resuming from a checkpoint-N folder: r1_gui.training.resume); the evaluation,
+the processor loading and merge_lora read them.
 """
 
 from __future__ import annotations
@@ -92,18 +93,20 @@ def damaged_weights_named(folder: str | Path) -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        damaged = _unreadable_weights(Path(folder))
+        damaged = unreadable_weights(Path(folder))
         if damaged is None:
             raise
         raise UserError(
-            f"{damaged} cannot be read ({one_line(error)}): the file is damaged or cut short; save or copy it again"
+            f"{damaged[0]} cannot be read ({one_line(error)}): the file is damaged or cut short; save or copy it again"
         ) from None
 
 
-def _unreadable_weights(folder: Path) -> Path | None:
-    """The first weights file of ``folder`` (with its shards) whose header safetensors cannot read, or None."""
+def unreadable_weights(folder: str | Path) -> tuple[Path, str] | None:
+    """(the first weights file of ``folder``, with its shards, whose header safetensors cannot read, safetensors'
+    message), or None when they all read. Reads the headers only: quick for any size of model."""
     from safetensors import safe_open
 
+    folder = Path(folder)
     index = folder / "model.safetensors.index.json"
     shards = sorted(folder.glob("model-*-of-*.safetensors")) if index.is_file() else []
     for path in [*(folder / name for name in WEIGHT_FILES), *shards]:
@@ -113,8 +116,8 @@ def _unreadable_weights(folder: Path) -> Path | None:
             with safe_open(str(path), framework="pt") as weights:
                 for name in weights.keys():  # noqa: SIM118 (safe_open has no __iter__)
                     weights.get_slice(name)
-        except Exception:  # noqa: BLE001 (safetensors raises its own error type for every kind of damage)
-            return path
+        except Exception as error:  # noqa: BLE001 (safetensors raises its own error type for every kind of damage)
+            return path, one_line(error)
     return None
 
 
@@ -176,48 +179,3 @@ def saved_episode_settings(model_name_or_path: str | Path) -> tuple[dict, Path |
             except ValueError:
                 return {}, None
     return {}, None
-
-
-FULL_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
-
-
-def holds_full_weights(folder: str | Path) -> bool:
-    """Whether a (checkpoint) folder holds a whole model's weights, as save_pretrained writes them."""
-    return (Path(folder) / "config.json").is_file() and any((Path(folder) / name).is_file() for name in FULL_WEIGHTS)
-
-
-def load_weights_into(model, folder: str | Path) -> None:
-    """Copy the weights saved in ``folder`` (save_pretrained's model.safetensors, or its shards) into ``model`` in
-    place, read through the same checkpoint-name conversion that ``from_pretrained`` applies.
-
-    transformers 5 saves Qwen-VL weights under their checkpoint names (`model.layers.*`, `visual.*`) while the live
-    model's are `model.language_model.*`, `model.visual.*`; a plain `load_state_dict` of the file matches only
-    `lm_head` and leaves every other tensor as it was. Here the folder is read by the model's own class, so the names
-    are converted exactly as at load time. A UserError names the file when it cannot be read (cut short) or when
-    any of the model's tensors is not in it, it holds tensors the model lacks or a shape differs (a checkpoint of
-    another model). Memory: one CPU copy of the weights while copying, as the Trainer's own resume takes."""
-    folder = Path(folder)
-    weights = next((folder / name for name in FULL_WEIGHTS if (folder / name).is_file()), folder / FULL_WEIGHTS[0])
-    dtype = next(model.parameters()).dtype
-    with damaged_weights_named(folder):  # the live model's config: another model's file shows as mismatches
-        saved, info = type(model).from_pretrained(
-            folder, config=model.config, dtype=dtype, ignore_mismatched_sizes=True, output_loading_info=True
-        )
-    mismatched = sorted(info.get("mismatched_keys") or ())  # (name, shape in the file, shape in the model)
-    problems = [
-        f"{len(info[key])} {what} (e.g. {sorted(info[key])[0]})"
-        for key, what in (("missing_keys", "tensors missing"), ("unexpected_keys", "tensors this model lacks"))
-        if info.get(key)
-    ] + [
-        f"{len(mismatched)} tensors of another shape (e.g. {name}: {list(found)} in the file, {list(expected)} in "
-        "the model)"
-        for name, found, expected in mismatched[:1]
-    ]
-    if problems:
-        raise UserError(
-            f"{weights} does not hold this model's weights: {'; '.join(problems)}. Resume with the "
-            "--model_name_or_path the checkpoint was trained from"
-        )
-    incompatible = model.load_state_dict(saved.state_dict(), strict=False)
-    if incompatible.missing_keys or incompatible.unexpected_keys:  # the same class reads it, so only a bug gets here
-        raise RuntimeError(f"loading {weights}: {incompatible}")

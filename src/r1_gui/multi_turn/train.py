@@ -159,9 +159,9 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollou
     from r1_gui.envs.runtime.pool import EnvStartError, check_lent
     from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer, reset_prompt
     from r1_gui.rewards import check_reward_needs, expand_reward_presets
-    from r1_gui.training.args import resolve_resume
     from r1_gui.training.grpo import build_reward_funcs, grpo_trainer_inputs
     from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates
+    from r1_gui.training.resume import resolve_resume
 
     env_id = script_args.env_id
     # 1. Settings that can be checked without a model; their errors are the user's (one line from the CLI), an

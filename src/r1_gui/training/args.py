@@ -6,16 +6,14 @@ The checks run before a model is loaded, so a wrong flag, model folder or datase
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import sys
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 
 from trl import ModelConfig, TrlParser
 
 from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
-from r1_gui.cli_errors import UserError, on_interrupt, one_line, rerun_command, user_errors
+from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.paths import check_output_folder
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
@@ -340,91 +338,3 @@ def resolve_coordinates(data_args: GUIDataArguments, model_type: str) -> str:
 
     data_args.prompt_style, coordinates = resolve_prompting(data_args.prompt_style, data_args.coordinates, model_type)
     return coordinates
-
-
-RESUME_LAST = ("last", "true", "True")
-CHECKPOINT_STATE = "trainer_state.json"  # the Trainer writes it last: a checkpoint without it was cut short
-
-
-def resolve_resume(resume_from_checkpoint: str | None, output_dir: str) -> str | None:
-    """The checkpoint folder to resume from, checked before the model loads: None to start afresh; ``last`` (or
-    ``true``) the newest complete output_dir/checkpoint-N (holding trainer_state.json; newer ones without it, which a
-    kill during saving leaves, are skipped with a warning naming them), which must exist; otherwise a folder holding
-    trainer_state.json."""
-    if resume_from_checkpoint in (None, "", "false", "False"):
-        return None
-    if resume_from_checkpoint in RESUME_LAST:
-        complete, partial = checkpoint_folders(output_dir)
-        if not complete:
-            cut = f" ({', '.join(p.name for p in partial)}: no {CHECKPOINT_STATE}, a save cut short)" if partial else ""
-            raise UserError(
-                f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir} holds no "
-                f"{'complete ' if partial else ''}checkpoint-N folder to resume from{cut} (a run saves them with --save_strategy steps --save_steps N); drop the "
-                "flag to start a new run, or give another --output_dir"
-            )
-        newer = [folder.name for folder in partial if _step(folder) > _step(complete[-1])]
-        if newer:
-            logger.warning(
-                "--resume_from_checkpoint %s: resuming from %s, the newest complete checkpoint; %s hold(s) no %s (a "
-                "save cut short) and is skipped",
-                resume_from_checkpoint, complete[-1], ", ".join(newer), CHECKPOINT_STATE,
-            )  # fmt: skip
-        checkpoint_step(complete[-1])  # a state file that does not read is named now, before the model loads
-        return str(complete[-1])
-    if not (Path(resume_from_checkpoint) / CHECKPOINT_STATE).is_file():
-        raise UserError(
-            f"--resume_from_checkpoint {resume_from_checkpoint}: no such checkpoint (a checkpoint-N folder holding "
-            f"{CHECKPOINT_STATE}), or `last` for the newest one in --output_dir"
-        )
-    checkpoint_step(resume_from_checkpoint)
-    return resume_from_checkpoint
-
-
-def checkpoint_step(checkpoint: str | Path) -> int:
-    """The step a checkpoint-N folder was saved at (its trainer_state.json's global_step); a UserError naming the
-    file when it is not the Trainer's JSON (a disk that filled up while it was written, a hand edit)."""
-    path = Path(checkpoint) / CHECKPOINT_STATE
-    try:
-        step = json.loads(path.read_text())["global_step"]
-        if not isinstance(step, int):
-            raise ValueError(f"global_step is {step!r}")
-    except (ValueError, KeyError, TypeError) as error:
-        raise UserError(
-            f"{path} is not a trainer state ({one_line(error)}): resume from another checkpoint-N folder"
-        ) from None
-    return step
-
-
-def interrupt_keeps_checkpoints(output_dir: str):
-    """`on_interrupt` of a training run: a Ctrl-C names the newest complete checkpoint in output_dir and the same
-    command with `--resume_from_checkpoint last` (or, with none saved yet, the same command, which starts over)."""
-
-    def kept() -> str:
-        complete, _ = checkpoint_folders(output_dir)
-        if complete:
-            return f"{complete[-1]}, the last checkpoint saved"
-        return "nothing: no checkpoint was saved yet (--save_strategy steps --save_steps N saves them)"
-
-    def resume() -> str:
-        if not checkpoint_folders(output_dir)[0]:
-            return rerun_command()
-        return rerun_command(drop=("--resume_from_checkpoint",), add=("--resume_from_checkpoint", "last"))
-
-    return on_interrupt(kept, resume)
-
-
-def checkpoint_folders(output_dir: str | Path) -> tuple[list[Path], list[Path]]:
-    """(complete, partial) checkpoint-N folders of output_dir, each by step: complete ones hold trainer_state.json."""
-    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-    folder = Path(output_dir)
-    if not folder.is_dir():
-        return [], []
-    found = sorted((p for p in folder.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if p.is_dir() and _step(p) >= 0), key=_step)
-    complete = [path for path in found if (path / CHECKPOINT_STATE).is_file()]
-    return complete, [path for path in found if path not in complete]
-
-
-def _step(checkpoint: Path) -> int:
-    number = checkpoint.name.rsplit("-", 1)[-1]
-    return int(number) if number.isdigit() else -1

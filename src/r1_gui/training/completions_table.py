@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from r1_gui.actions import extract_action
-from r1_gui.training.args import checkpoint_step
+from r1_gui.training.resume import checkpoint_step
 from r1_gui.visualize import draw_actions
 
 logger = logging.getLogger(__name__)

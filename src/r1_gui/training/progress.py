@@ -96,14 +96,24 @@ class StepLines:
 
     def __init__(self):
         self.since: tuple[float, int] | None = None
+        self.began = 0  # the step training began at: a resumed run's checkpoint step
 
     def start(self, step: int) -> None:
         self.since = (time.perf_counter(), step)
+        self.began = step
 
     def line(self, logs: dict, step: int, max_steps: int) -> str | None:
         logger.debug("step %d: %s", step, json.dumps(logs, default=str))
-        if "train_runtime" in logs:
-            return f"trained {step} steps in {logs['train_runtime']:.1f} s"
+        if "train_runtime" in logs:  # the run's last line: the steps this run trained, not the checkpoint's too
+            trained = step - self.began
+            said = f"trained {trained or 'no'} step{'' if trained == 1 else 's'} in {logs['train_runtime']:.1f} s"
+            if not self.began:
+                return said
+            return (
+                f"{said} (resumed at step {self.began}; now at {step})"
+                if trained
+                else f"{said} (resumed at step {step}, the last)"
+            )
         shown = [("reward", "reward"), ("success", next((k for k in SUCCESS_KEYS if k in logs), None))]
         shown += [("token accuracy", "mean_token_accuracy"), ("loss", "loss")]
         parts = [f"{label} {logs[key]:.4g}" for label, key in shown if isinstance(logs.get(key), (int, float))]

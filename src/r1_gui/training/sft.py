@@ -28,11 +28,10 @@ from r1_gui.training.args import (
     GUIModelConfig,
     arguments_from,
     parse_arguments,
-    resolve_resume,
 )
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
-from r1_gui.training.resume import ResumesCheckpoints
+from r1_gui.training.resume import ResumesCheckpoints, resolve_resume
 from r1_gui.training.trainer import train_and_save
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said

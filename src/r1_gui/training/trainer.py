@@ -18,7 +18,6 @@ from r1_gui.actions import completion_text, extract_action
 from r1_gui.paths import usual_file_modes
 from r1_gui.prompts import stop_token_ids
 from r1_gui.seam.grpo import GRPOSeam, join_images, split_images_by_row
-from r1_gui.training.args import interrupt_keeps_checkpoints
 from r1_gui.training.completions_table import CompletionsTable
 from r1_gui.training.progress import show_step_lines
 from r1_gui.training.repeated_prompts import (
@@ -27,7 +26,7 @@ from r1_gui.training.repeated_prompts import (
     prefill_each_prompt_once,
     whole_groups_shuffled,
 )
-from r1_gui.training.resume import ResumesCheckpoints, resolve_checkpoint
+from r1_gui.training.resume import ResumesCheckpoints, interrupt_keeps_checkpoints, resolve_checkpoint
 from r1_gui.training.weight_average import TailWeightAverage
 
 logger = logging.getLogger(__name__)
