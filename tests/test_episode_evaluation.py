@@ -349,6 +349,28 @@ def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_pat
     assert unlike_training(tmp_path / "elsewhere", same, EvalConfig(max_new_tokens=128)) == []  # no record: none
 
 
+
+def test_the_card_warns_when_the_episodes_play_other_tasks_than_training_did(tmp_path):
+    """A checkpoint trained on 2 of the phone's tasks was evaluated on all of them, without a word, while
+    --max_turns and --max_new_tokens were warned about (issue 71, item 8)."""
+    from r1_gui.checkpoints import write_episode_settings
+    from r1_gui.evaluation.episodes.run import tasks_unlike_training
+
+    write_episode_settings(tmp_path, {"env_id": "r1_gui/Phone-v0", "tasks": ["go_home", "open_app"]})
+    saved = tmp_path / "episode_settings.json"
+    every = EpisodeSettings(env_id="r1_gui/Phone-v0")
+    assert tasks_unlike_training(tmp_path, every, ["go_home", "open_app", "go_back"]) == [
+        f"--env_tasks (not given: every task r1_gui/Phone-v0 declares) plays go_home, open_app, go_back; the "
+        f"training run played go_home, open_app (in {saved}); pass --env_tasks go_home open_app to play the tasks it "
+        "was trained on"
+    ]
+    chosen = EpisodeSettings(env_id="r1_gui/Phone-v0", tasks=("go_back",))
+    assert tasks_unlike_training(tmp_path, chosen, ["go_back"])[0].startswith("--env_tasks go_back plays go_back; ")
+    assert tasks_unlike_training(tmp_path, every, ["open_app", "go_home"]) == []  # the same tasks, in another order
+    web = EpisodeSettings(env_id="r1_gui/Web-v0")  # another environment: its own warning says so (unlike_training)
+    assert tasks_unlike_training(tmp_path, web, ["click-test"]) == []
+
+
 def test_the_commands_that_play_episodes_take_their_settings_under_one_spelling(tiny_qwen2_vl, tmp_path):
     """grpo_gui.py, eval/test_phone.py and python -m r1_gui.play read the same episode flags into the same values
     (issue 52 item 3); evaluation's and play's old names stay as aliases for one release."""

@@ -96,6 +96,26 @@ def unlike_training(model_name_or_path, settings: EpisodeSettings, config: EvalC
     ]
 
 
+def tasks_unlike_training(model_name_or_path, settings: EpisodeSettings, tasks: list[str | None]) -> list[str]:
+    """A warning for the card when the tasks played (``tasks``) are not those the checkpoint's run trained on (its
+    episode_settings.json); none for a model without that file, or trained on another environment."""
+    trained, path = saved_episode_settings(model_name_or_path)
+    if trained.get("env_id") != settings.env_id or not trained.get("tasks"):
+        return []
+
+    def names(chosen) -> list[str]:
+        return [task or "(its own)" for task in chosen]
+
+    played, taught = names(dict.fromkeys(tasks)), names(trained["tasks"])
+    if set(played) == set(taught):
+        return []
+    given = " ".join(settings.tasks) if settings.tasks else f"(not given: every task {settings.env_id} declares)"
+    return [
+        f"--env_tasks {given} plays {', '.join(played)}; the training run played {', '.join(taught)} (in {path}); "
+        f"pass --env_tasks {' '.join(taught)} to play the tasks it was trained on"
+    ]
+
+
 @dataclass(frozen=True)
 class EpisodeSettings:
     """What episodes are played, and how; the fields are eval/test_phone.py's flags."""
@@ -319,6 +339,9 @@ def evaluate_episodes(
         except ValueError as error:
             raise EvaluationError(str(error)) from None
         plan = planned_resets(settings, described)
+        unlike = tasks_unlike_training(model_name_or_path, settings, [task for task, _ in plan])
+        log_warnings(unlike)
+        warnings = [*warnings, *unlike]
         wanted = [(task, seed, repeat) for repeat in range(settings.repeats) for task, seed in plan]
         path = output_dir / EPISODES_FILE
         done = set() if config.overwrite else {row["id"] for row in read_records(path, repair=False)}
