@@ -9,7 +9,8 @@
 #
 # Variables (all optional): RECIPE, MODEL_PATH, DATA_DIR, OUTPUT_DIR, NPROC_PER_NODE (default: the number of GPUs),
 # NNODES (1), NODE_RANK (0), MASTER_ADDR (127.0.0.1), MASTER_PORT (29500), PYTHON (.venv/bin/python if present).
-# Arguments after the script name go to grpo_gui.py and override the recipe.
+# Arguments after the script name go to grpo_gui.py and override the recipe. The settings are checked in one process
+# first (python -m r1_gui.settings_check), so a mistake is one line before torchrun starts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -32,6 +33,9 @@ args=(--config "${RECIPE}")
 
 echo "[run_grpo_gui] ${NNODES} node(s) x ${NPROC_PER_NODE} process(es), node rank ${NODE_RANK}, rendezvous ${MASTER_ADDR}:${MASTER_PORT}"
 echo "[run_grpo_gui] recipe ${RECIPE} ${args[*]:2} $*"
+# The settings, checked in one process before torchrun starts its workers: a mistake is one `error:` line and exit
+# code 2 here, where under torchrun it is each worker's line and ~30 lines of torch's ChildFailedError.
+PYTHONPATH="src${PYTHONPATH:+:${PYTHONPATH}}" "${PYTHON}" -m r1_gui.settings_check grpo "${args[@]}" "$@"
 exec "${PYTHON}" -m torch.distributed.run \
     --nproc_per_node "${NPROC_PER_NODE}" \
     --nnodes "${NNODES}" \

@@ -179,10 +179,10 @@ def test_where_things_are_names_every_module_and_only_real_files():
 
 # The commands a user types: the top floor. `r1_gui.tiny` is a command and also the home of `build_tiny_model`,
 # which the demos and tests call, so it is not among them.
-COMMANDS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.play", "r1_gui.demo", "r1_gui.merge_lora")
+COMMANDS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.play", "r1_gui.demo", "r1_gui.merge_lora", "r1_gui.settings_check")
 # Where a command line is parsed: the commands and the argument modules they call.
-PARSERS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.training.args", "r1_gui.training.grpo", "r1_gui.training.sft",
-           "r1_gui.training.precheck", "r1_gui.training.command_lines")  # fmt: skip
+PARSERS = ("r1_gui.grpo_gui", "r1_gui.sft", "r1_gui.settings_check", "r1_gui.training.args", "r1_gui.training.grpo",
+           "r1_gui.training.sft", "r1_gui.training.precheck", "r1_gui.training.command_lines")  # fmt: skip
 ARGV_PARSERS = {"parse_arguments", "parse_grpo_arguments", "parse_sft_arguments", "parse_args_and_config"}
 
 

@@ -1206,3 +1206,27 @@ def test_a_users_reward_that_fails_during_training_is_one_line_naming_the_step(t
                                "--dataset_name", synthetic_dataset, "--output_dir", tmp_path / "out", "--max_steps",
                                "3", "--reward_funcs", "my_rewards:late", cwd=tmp_path)  # fmt: skip
     assert_first_error(code, stderr, "reward my_rewards:late returned 3 values for 4 completions in step 2")
+
+
+def test_the_torchrun_script_checks_the_settings_before_torchrun_starts(tiny_qwen2_vl, synthetic_dataset, tmp_path):
+    """local_scripts/run_grpo_gui.sh (the README's GPU path) with a mistake: each worker's error line, then about 30
+    lines of torch's ChildFailedError and exit code 1 (issue 71, item 6). Now one line and exit code 2, and no worker
+    starts."""
+    env = {**os.environ, "PYTHON": sys.executable, "NPROC_PER_NODE": "2", "RECIPE": str(GRPO_RECIPE),
+           "MODEL_PATH": str(tiny_qwen2_vl), "DATA_DIR": str(synthetic_dataset), "OUTPUT_DIR": str(tmp_path / "out"),
+           "MASTER_PORT": "29731"}  # fmt: skip
+    env.pop("R1_GUI_TRACEBACK", None)
+    done = subprocess.run(["bash", str(REPO / "local_scripts" / "run_grpo_gui.sh"), "--reward_funcs", "accurasy"],
+                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert_one_error_line(done.returncode, done.stderr, "unknown reward(s) ['accurasy']")
+    assert "ChildFailedError" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_the_settings_check_stops_before_the_model_loads_and_exits_0(grpo_argv, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "r1_gui.settings_check", "grpo", *map(str, grpo_argv)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1].startswith("settings checked: GRPO of "), done.stdout
+    assert not (tmp_path / "out").exists()  # nothing written: no model, no checkpoint, the folder's lock released
+    code, stderr = run_command("r1_gui.settings_check", "grpo", *grpo_argv, "--num_generations", "3")
+    assert_first_error(code, stderr, "")

@@ -349,7 +349,6 @@ def test_the_card_warns_where_the_episodes_differ_from_the_training_runs(tmp_pat
     assert unlike_training(tmp_path / "elsewhere", same, EvalConfig(max_new_tokens=128)) == []  # no record: none
 
 
-
 def test_the_card_warns_when_the_episodes_play_other_tasks_than_training_did(tmp_path):
     """A checkpoint trained on 2 of the phone's tasks was evaluated on all of them, without a word, while
     --max_turns and --max_new_tokens were warned about (issue 71, item 8)."""

@@ -195,12 +195,6 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollou
                 "to train on; drop the flag or pick an environment with an expert"
             )
         reward_funcs = build_reward_funcs(script_args, training_args, coordinates)
-    if training_args.process_index == 0:  # what the episodes were, for an evaluation to compare with
-        write_episode_settings(
-            training_args.output_dir,
-            {"env_id": env_id, "env_kwargs": env_kwargs, "tasks": tasks, "max_turns": script_args.max_turns,
-             "max_turn_tokens": script_args.max_turn_tokens, "history_images": script_args.history_images},
-        )  # fmt: skip
     resets = reset_plan(tasks, script_args.env_episodes, script_args.env_seed_offset)  # one dataset row each
     dataset = Dataset.from_list(
         [{"prompt": reset_prompt(task, seed), "task": task or "", "seed": seed} for task, seed in resets]
@@ -224,6 +218,12 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollou
     # 3. Model and trainer.
     trains_on = f"{len(dataset)} resets of {env_id} (tasks: {', '.join(t or '(its own)' for t in tasks)})"
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
+    if training_args.process_index == 0:  # what the episodes were, for an evaluation to compare with (once it trains)
+        write_episode_settings(
+            training_args.output_dir,
+            {"env_id": env_id, "env_kwargs": env_kwargs, "tasks": tasks, "max_turns": script_args.max_turns,
+             "max_turn_tokens": script_args.max_turn_tokens, "history_images": script_args.history_images},
+        )  # fmt: skip
     trainer = MultiTurnGRPOTrainer(
         **grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs),
         coordinates=coordinates,

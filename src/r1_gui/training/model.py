@@ -1,8 +1,35 @@
-"""Which models r1_gui trains, and loading one for training (the entry points' step 3)."""
+"""Which models r1_gui trains, and loading one for training (the entry points' step 3).
+
+with settings_only():          # every check before the model loads runs, then SettingsChecked stops the command
+    main(*parse_grpo_arguments(argv))
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from r1_gui.training.args import GUIDataArguments, resolve_coordinates
+
+
+class SettingsChecked(BaseException):
+    """Raised where a model would load inside `settings_only`: every check a training command makes before that has
+    passed. A BaseException, so that no handler of ordinary errors on the way takes it."""
+
+
+_SETTINGS_ONLY = [False]
+
+
+@contextmanager
+def settings_only() -> Iterator[None]:
+    """Inside the block, `load_training_model` raises `SettingsChecked` instead of loading: a training command's
+    main() runs every check it makes before its model loads (flags, the model's architecture, the data, the rewards,
+    an --env run's environment, the output folder) and stops there. `r1_gui.settings_check` is its use."""
+    _SETTINGS_ONLY[0] = True
+    try:
+        yield
+    finally:
+        _SETTINGS_ONLY[0] = False
 
 
 def check_model(model_name_or_path: str | None) -> str:
@@ -35,6 +62,8 @@ def load_training_model(
     """The model of --model_name_or_path (dtype, attention, vision attention and revision from the model arguments)
     that ``stage`` ("GRPO" or "SFT") trains; logs what the run trains on (``trains_on``, e.g. "64 rows of
     data/synthetic" or "64 resets of r1_gui/Phone-v0") through the entry point's ``logger``."""
+    if _SETTINGS_ONLY[0]:
+        raise SettingsChecked(f"{stage} of {model_args.model_name_or_path} on {trains_on}")
     import torch
     from transformers import AutoModelForImageTextToText
 
