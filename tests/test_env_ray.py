@@ -108,7 +108,7 @@ def raylet_of(node) -> int:
 @pytest.mark.parametrize(
     "given, message",
     [
-        ({"backend": "docker"}, "--env_backend must be one of local, ray, got 'docker'"),
+        ({"backend": "docker"}, "--env_backend must be one of local, ray, openenv, got 'docker'"),
         ({"backend": "ray", "spares": -1}, "--env_spares must be 0 or a positive number"),
         ({"backend": "ray", "resources": '{"browser": "one"}'}, "--env_resources: 'browser' must be a number"),
         ({"backend": "ray", "resources": "[1]"}, "--env_resources must be a JSON object"),

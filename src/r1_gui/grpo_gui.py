@@ -27,10 +27,11 @@ def main(script_args, training_args, model_args, env_pool=None) -> None:
         return train_multi_turn(script_args, training_args, model_args, pool=env_pool)
     if env_pool is not None:
         raise ValueError("an environment pool was lent to a run without --env")
-    if script_args.env_backend != "local" or script_args.env_resources or script_args.env_spares:
+    placed = script_args.env_resources or script_args.env_spares or script_args.env_url
+    if script_args.env_backend != "local" or placed:
         raise UserError(
-            "--env_backend, --env_resources and --env_spares say where an environment's episodes play: they need "
-            "--env (a dataset run plays none); drop them"
+            "--env_backend, --env_resources, --env_spares and --env_url say where an environment's episodes play: "
+            "they need --env (a dataset run plays none); drop them"
         )
     if script_args.rollout_mode != "sync":
         raise UserError(

@@ -95,9 +95,10 @@ class EnvArguments:
     env_backend: str = field(
         default="local",
         metadata={
-            "help": "Where the environments run: local (worker processes of this machine) or ray (one Ray actor per "
-            "environment on a cluster; see README 'Environments on a cluster').",
-            "choices": ["local", "ray"],
+            "help": "Where the environments run: local (worker processes of this machine), ray (one Ray actor per "
+            "environment on a cluster; see README 'Environments on a cluster') or openenv (one session per "
+            "environment on the OpenEnv servers of --env_url; see README 'Environments from elsewhere').",
+            "choices": ["local", "ray", "openenv"],
         },
     )
     ray_address: str = field(
@@ -120,6 +121,13 @@ class EnvArguments:
         metadata={
             "help": "With --env_backend ray: environments kept built and reset-ready beside the slots; a failed slot "
             "is replaced by one within the same step."
+        },
+    )
+    env_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "With --env_backend openenv: http://HOST:PORT of OpenEnv servers (r1-gui-env-serve or any other), "
+            "comma-separated; --env names what they serve."
         },
     )
     max_turns: int = field(

@@ -1,5 +1,7 @@
-"""Where a pool's environments run: `--env_backend local` (worker processes of this machine, `EnvPool`, the default)
-or `--env_backend ray` (one Ray actor per slot on a cluster, `r1_gui.envs.runtime.ray_pool.RayEnvPool`). A command parses
+"""Where a pool's environments run: `--env_backend local` (worker processes of this machine, `EnvPool`, the default),
+`--env_backend ray` (one Ray actor per slot on a cluster, `r1_gui.envs.runtime.ray_pool.RayEnvPool`) or
+`--env_backend openenv` (one session per slot on OpenEnv servers, `--env_url`,
+`r1_gui.envs.runtime.openenv_pool.OpenEnvPool`). A command parses
 the settings once (`PoolSettings`, `add_pool_arguments`) and whatever plays episodes (the agent loop, training,
 evaluation, play, the demos) gets its pool from `make_pool` and sees one interface (`SlotPool`), never the backend.
 
@@ -7,7 +9,8 @@ evaluation, play, the demos) gets its pool from `make_pool` and sees one interfa
     with make_pool("r1_gui/Web-v0", {}, step_timeout=60, settings=settings) as pool:
         pool.reset([0, 1], [7, 8], [None, None])
 
-The local backend never imports Ray, so the default starts as fast as it did before there was a choice.
+The local backend never imports Ray or openenv-core, so the default starts as fast as it did before there was a
+choice.
 """
 
 from __future__ import annotations
@@ -15,19 +18,20 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from r1_gui.envs.contract import parse_json_object
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, EnvPool, EnvStartError, SlotPool, check_lent
 
-BACKENDS = ("local", "ray")
+BACKENDS = ("local", "ray", "openenv")
 
 
 @dataclass(frozen=True)
 class PoolSettings:
     """How a pool runs its environments; each field is a flag (`--env_backend`, `--ray_address`, `--env_resources`,
-    `--env_spares`)."""
+    `--env_spares`, `--env_url`)."""
 
     backend: str = "local"
     # "auto": the cluster RAY_ADDRESS or `ray start` on this machine names, else a local Ray started for the run
@@ -36,6 +40,7 @@ class PoolSettings:
     # advertise keeps every environment off the trainer's node
     resources: dict = field(default_factory=dict)
     spares: int = 0  # actors built and reset-ready beside the slots, so a failed slot is replaced in the same step
+    urls: tuple[str, ...] = ()  # OpenEnv servers whose sessions are the slots (--env_backend openenv)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -45,9 +50,14 @@ class PoolSettings:
             raise ValueError(f"--env_spares must be 0 or a positive number of spare environments, got {self.spares!r}")
         if not isinstance(self.ray_address, str) or not self.ray_address.strip():
             raise ValueError(f"--ray_address must be auto or HOST:PORT of a Ray cluster, got {self.ray_address!r}")
-        if self.backend == "local" and (self.resources or self.spares):
+        if self.backend != "ray" and (self.resources or self.spares):
             given = "--env_resources" if self.resources else "--env_spares"
             raise ValueError(f"{given} places environments on a Ray cluster: add --env_backend ray, or drop {given}")
+        object.__setattr__(self, "urls", parse_urls(self.urls))
+        if self.backend == "openenv" and not self.urls:
+            raise ValueError("--env_backend openenv needs --env_url http://HOST:PORT of one or more OpenEnv servers")
+        if self.backend != "openenv" and self.urls:
+            raise ValueError("--env_url names OpenEnv servers to play on: add --env_backend openenv, or drop --env_url")
 
 
 def parse_env_resources(value: str | dict | None) -> dict:
@@ -62,6 +72,19 @@ def parse_env_resources(value: str | dict | None) -> dict:
     return {str(name): amount for name, amount in value.items()}
 
 
+def parse_urls(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """--env_url: one or more http(s)://HOST:PORT, comma-separated (or a list, from a YAML recipe); ValueError naming
+    the flag."""
+    if not value:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    urls = tuple(str(item).strip().rstrip("/") for item in items if str(item).strip())
+    bad = [url for url in urls if not url.startswith(("http://", "https://", "ws://", "wss://"))]
+    if bad or not urls:
+        raise ValueError(f"--env_url takes http://HOST:PORT of OpenEnv servers, comma-separated, got {value!r}")
+    return urls
+
+
 def pool_settings(source: Any) -> PoolSettings:
     """The PoolSettings of anything that carries the four flags as attributes (an argparse namespace, grpo_gui.py's
     arguments, the episode evaluation's settings); missing ones keep their defaults."""
@@ -70,13 +93,15 @@ def pool_settings(source: Any) -> PoolSettings:
         "ray_address": "ray_address",
         "resources": "env_resources",
         "spares": "env_spares",
+        "urls": "env_url",
     }
     given = {key: getattr(source, name) for key, name in names.items() if getattr(source, name, None) is not None}
     return PoolSettings(**given)
 
 
 def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
-    """--env_backend, --ray_address, --env_resources and --env_spares, for the command lines that play episodes."""
+    """--env_backend, --ray_address, --env_resources, --env_spares and --env_url, for the command lines that play
+    episodes."""
 
     def resources(text: str) -> dict:
         try:
@@ -89,7 +114,8 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
         "--env_backend",
         choices=BACKENDS,
         default="local",
-        help="local: worker processes of this machine (default); ray: one Ray actor per environment on a cluster",
+        help="local: worker processes of this machine (default); ray: one Ray actor per environment on a cluster; "
+        "openenv: one session per environment on OpenEnv servers (--env_url)",
     )
     group.add_argument(
         "--ray_address",
@@ -111,6 +137,12 @@ def add_pool_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --env_backend ray: environments kept built and reset-ready beside the slots; a failed slot is "
         "replaced by one within the same step",
     )
+    group.add_argument(
+        "--env_url",
+        default=None,
+        help="with --env_backend openenv: http://HOST:PORT of OpenEnv servers (r1-gui-env-serve or any other), "
+        "comma-separated; slot i is a session on server i mod their number",
+    )
 
 
 def make_pool(
@@ -126,6 +158,10 @@ def make_pool(
     settings = settings or PoolSettings()
     if settings.backend == "local":
         return EnvPool(env_id, env_kwargs, step_timeout=step_timeout, **options)
+    if settings.backend == "openenv":
+        from r1_gui.envs.runtime.openenv_pool import OpenEnvPool
+
+        return OpenEnvPool(env_id, env_kwargs, urls=settings.urls, step_timeout=step_timeout, **options)
     from r1_gui.envs.runtime.ray_pool import RayEnvPool
 
     return RayEnvPool(

@@ -130,11 +130,13 @@ class EpisodeSettings:
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
     repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
-    # where the environments run (r1_gui.envs.runtime.backend.PoolSettings: local worker processes, or Ray actors)
+    # where the environments run (r1_gui.envs.runtime.backend.PoolSettings: local worker processes, Ray actors, or
+    # sessions on OpenEnv servers)
     env_backend: str = "local"
     ray_address: str = "auto"
     env_resources: dict = field(default_factory=dict)
     env_spares: int = 0
+    env_url: str | None = None  # OpenEnv servers (--env_backend openenv)
 
     @classmethod
     def from_args(cls, args) -> EpisodeSettings:
