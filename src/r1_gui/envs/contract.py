@@ -2,7 +2,8 @@
 
 Any `gymnasium.Env` that keeps it trains with `grpo_gui.py --env ID` and evaluates with
 `eval/test_phone.py --env ID`, where ID is a registered Gymnasium id or Gymnasium's `module:EnvId` form (the module
-is imported first and registers its id; r1_gui looks for it in the working directory too). No r1_gui code branches on
+is imported first and registers its id; r1_gui looks for it in the working directory too), or `browsergym/<task>`
+(BrowserGym's web tasks through `r1_gui.envs.browsergym`). No r1_gui code branches on
 an environment's name: what an environment can do beyond the contract it declares (the attributes below).
 
     observation, info = env.reset(seed=7, options={"task": "open_app"})   # options and "task" are optional
@@ -261,6 +262,12 @@ def make_env(env_id: str, env_kwargs: dict | None = None) -> gym.Env:
     import r1_gui.envs.registry  # noqa: F401  (registers r1_gui's own ids)
 
     env_kwargs = dict(env_kwargs or {})
+    if env_id.startswith(r1_gui.envs.registry.BROWSERGYM_PREFIX):  # BrowserGym's tasks, through r1_gui's adapter
+        make_browsergym_env = gym.envs.registration.load_env_creator(r1_gui.envs.registry.BROWSERGYM_ENTRY_POINT)
+        try:
+            return make_browsergym_env(env_id, env_kwargs)
+        except TypeError as error:
+            raise ValueError(f"--env_kwargs {env_kwargs} does not fit {env_id}: {error}") from None
     try:
         return gym.make(resolve_env_id(env_id), disable_env_checker=True, **env_kwargs)
     except (gym.error.Error, ModuleNotFoundError) as error:
