@@ -70,6 +70,12 @@ NOT_HERE = {
     "python eval/test_aitw.py --dataset data/aitw-2k": "data/aitw-2k, from outside",
     "python eval/test_aitw.py --benchmark": "the benchmarks' files, from outside (tests/test_benchmarks.py)",
     "python -m r1_gui.evaluation.stats.compare results/base": "two evaluations of your own (tests/test_compare.py)",
+    "r1-gui-env-serve": "a server that runs until stopped (tests/test_env_serve.py starts and stops its own)",
+    "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml --env_backend openenv": "the server "
+    "above (tests/test_env_openenv.py trains against one it starts)",
+    "python -m r1_gui.play --env browsergym/": "a browser per reset (tests/test_env_browsergym.py plays these tasks)",
+    "python eval/test_phone.py --model_name_or_path models/tiny-qwen2vl --env browsergym/": "browsers "
+    "(tests/test_env_browsergym.py evaluates the tiny model on browsergym/miniwob.click-test)",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml --reward_funcs step_success "
     "my_rewards:short_answer": "the my_rewards.py its section writes (tests/test_extending.py)",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml --advantage_estimator gigpo": "the "

@@ -33,7 +33,7 @@ import socket
 import sys
 from typing import Any
 
-from r1_gui.cli_errors import UserError, cli_main, command_parser, user_errors
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, user_errors
 from r1_gui.envs import wire
 from r1_gui.envs.contract import (
     check_env,
@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
 
 if __name__ == "__main__":
     main()
