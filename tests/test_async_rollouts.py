@@ -248,7 +248,6 @@ def digits_reward(monkeypatch):
     from r1_gui import rewards
 
     monkeypatch.setitem(rewards.REWARD_FUNCS, "turn_digits", turn_digits)
-    monkeypatch.setitem(rewards.REWARD_NEEDS, "turn_digits", ("episode",))
 
 
 def logged(output_dir) -> list[dict]:
