@@ -173,7 +173,6 @@ SETTING_CASES = [
     ({"weight_sync_steps": 3, "max_staleness": 2}, {}, None),
     ({"importance_ratio_cap": 0.5}, {}, "--importance_ratio_cap must be a number >= 1"),
     ({}, {"use_vllm": True}, "--use_vllm is not supported with it yet"),
-    ({"env_backend": "ray"}, {}, "run on this machine"),
     ({}, {"num_iterations": 2}, "--num_iterations 2"),
     ({}, {"steps_per_generation": 4}, "--steps_per_generation 4"),
 ]
@@ -187,7 +186,8 @@ def test_async_settings_are_checked_naming_the_flag(script, training, error):
 
     script_args = SimpleNamespace(
         **{"rollout_mode": "async", "rollout_workers": 2, "max_staleness": 1, "rollout_groups_ahead": 1,
-           "weight_sync_steps": 1, "importance_ratio_cap": 3.0, "env_backend": "local", **script}
+           "weight_sync_steps": 1, "importance_ratio_cap": 3.0, "env_backend": "local", "ray_address": "auto",
+           "env_resources": None, "env_spares": 0, "env_url": None, **script}
     )  # fmt: skip
     training_args = SimpleNamespace(
         **{"use_vllm": False, "num_iterations": 1, "steps_per_generation": None, "gradient_accumulation_steps": 1,
@@ -393,8 +393,8 @@ def test_a_worker_killed_mid_episode_is_restarted_and_its_groups_counted(
             workers = self.rollouts.workers
             assert wait_until(lambda: any(worker.playing for worker in workers), 60)
             victim = next(worker for worker in workers if worker.playing)
-            killed.append((victim.process.pid, len(victim.playing)))
-            os.kill(victim.process.pid, signal.SIGKILL)
+            killed.append((victim.pid, len(victim.playing)))
+            os.kill(victim.pid, signal.SIGKILL)
         return original(self, prompts)
 
     monkeypatch.setattr(MultiTurnGRPOTrainer, "_rollout_async", killing)

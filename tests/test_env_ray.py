@@ -248,6 +248,50 @@ class TestOnTwoNodes:
         assert elapsed < 2.5, f"4 environments sleeping 1 s each took {elapsed:.1f} s a turn (one after another: 4 s)"
         assert wait_until(lambda: not alive(started), 30), f"left after close(): {alive(started)}"
 
+    @pytest.mark.slow
+    def test_rollout_workers_are_placed_on_the_environment_host_and_play_there(self, cluster, tiny_qwen2_vl):
+        """--rollout_mode async with --env_backend ray (issue 68): each rollout worker is a Ray actor placed where
+        --env_resources are (the environment host, never the head); it builds its policy copy there, receives the
+        weights through Ray's object store and plays groups in environments of its own node; close() ends it all."""
+        from transformers import AutoModelForImageTextToText, GenerationConfig
+
+        from r1_gui.envs.runtime.backend import PoolSettings
+        from r1_gui.processing import load_processor
+        from r1_gui.rollout.engine import AsyncRollouts, AsyncSettings
+        from r1_gui.rollout.worker import WorkerSpec
+
+        model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl)
+        processor = load_processor(tiny_qwen2_vl, 3136, 12544)
+        tokenizer = processor.tokenizer
+        spec = WorkerSpec(
+            str(tiny_qwen2_vl), "auto", None, "model", None, processor,
+            GenerationConfig(do_sample=True, temperature=1.0, max_new_tokens=8), [tokenizer.eos_token_id],
+            tokenizer.pad_token_id, "r1_gui/Phone-v0", {}, 60.0, 2, 2, None, None, num_generations=2,
+        )  # fmt: skip
+        placed = PoolSettings(backend="ray", ray_address=cluster.address, resources=ENV_RESOURCE)
+        settings = AsyncSettings(workers=2, max_staleness=1, groups_ahead=0, ray=placed)
+        rollouts = AsyncRollouts(spec, settings, [("go_home", seed) for seed in range(4)], groups_per_step=2)
+        env_raylet, head_raylet = raylet_of(cluster.env_node), raylet_of(cluster.head_node)
+        try:
+            rollouts.start(model, step=0)
+            groups = rollouts.take(2, step=0)
+            assert {worker.node for worker in rollouts.workers} == {cluster.env_node.node_id}
+            hosts = {pid for pid, (ppid, _, line) in process_table().items()
+                     if line.startswith("ray::RolloutHost") and ppid == env_raylet}  # fmt: skip
+            assert hosts == {worker.pid for worker in rollouts.workers}
+            assert not any(
+                line.startswith("ray::RolloutHost") and ppid == head_raylet
+                for ppid, _, line in process_table().values()
+            )
+            started = with_descendants(hosts)
+            assert len(started) > len(hosts), "each worker's environments are processes below it, on its node"
+            assert [len(group.episodes) for group in groups] == [2, 2]
+            assert all(version == 0 for group in groups for turns in group.versions for version in turns)
+            assert all(turn.logprobs for group in groups for episode in group.episodes for turn in episode.turns)
+        finally:
+            rollouts.close()
+        assert wait_until(lambda: not alive(started), 30), f"left after close(): {alive(started)}"
+
     @needs_browser
     def test_an_episode_evaluation_of_web_pages_plays_four_browsers_on_the_environment_host(
         self, cluster, tiny_qwen2_vl, tmp_path, monkeypatch

@@ -47,14 +47,18 @@ def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
 
 
 def async_settings(script_args):
-    """The AsyncSettings of --rollout_workers, --max_staleness, --rollout_groups_ahead and --weight_sync_steps."""
+    """The AsyncSettings of --rollout_workers, --max_staleness, --rollout_groups_ahead and --weight_sync_steps; with
+    --env_backend ray the workers are Ray actors placed where --env_resources are (beside their environments)."""
+    from r1_gui.envs.runtime.backend import pool_settings
     from r1_gui.rollout.engine import AsyncSettings
 
+    pool = pool_settings(script_args)
     return AsyncSettings(
         workers=script_args.rollout_workers,
         max_staleness=script_args.max_staleness,
         groups_ahead=script_args.rollout_groups_ahead,
         weight_sync_steps=script_args.weight_sync_steps,
+        ray=pool if pool.backend == "ray" else None,
     )
 
 
@@ -74,11 +78,6 @@ def check_rollout_mode(script_args, training_args) -> None:
             "--rollout_mode async: the rollout workers generate with transformers, each with its own copy of the "
             "policy; --use_vllm is not supported with it yet: drop one of them"
         )
-    if script_args.env_backend != "local":
-        raise ValueError(
-            f"--rollout_mode async with --env_backend {script_args.env_backend}: the rollout workers run on this "
-            "machine (--env_backend local) in this version"
-        )
     if training_args.num_iterations != 1:
         raise ValueError(
             f"--rollout_mode async takes one batch of groups per optimizer step; --num_iterations "
@@ -97,6 +96,7 @@ def async_rollouts(trainer, script_args, model_args, env_kwargs: dict, resets, s
     files (and LoRA wrapping) and generate as the trainer's own policy does (`MultiTurnGRPOTrainer._policy`)."""
     import copy
 
+    from r1_gui.envs.runtime.backend import pool_settings
     from r1_gui.rollout.engine import AsyncRollouts
     from r1_gui.rollout.worker import WorkerSpec
 
@@ -130,6 +130,8 @@ def async_rollouts(trainer, script_args, model_args, env_kwargs: dict, resets, s
         system=script_args.system_prompt,
         chat_template_kwargs=trainer.chat_template_kwargs,
         num_generations=trainer.num_generations,
+        # a worker's own environments: on its Ray node, or sessions of --env_backend openenv's servers
+        pool=pool if (pool := pool_settings(script_args)).backend == "openenv" else None,
     )
     return AsyncRollouts(spec, async_settings(script_args), resets, rows // trainer.num_generations, seed=seed)
 
@@ -182,8 +184,6 @@ def multi_turn_trainer(script_args, training_args, model_args, pool=None, rollou
         else:
             pool = make_pool(env_id, env_kwargs, step_timeout=timeout, settings=pool_settings(script_args))
         described = pool.describe(seed=script_args.env_seed_offset)  # the contract, checked in a worker
-        if script_args.rollout_mode == "async" and not lent:
-            pool.close()  # the rollout workers play in pools of their own: free the environment describe started
         tasks = choose_tasks(env_id, described.tasks, script_args.env_tasks, described.task_presets)
         expert = ("expert_action",) if described.has_expert else ()
         available = {"episode", *expert, "task", "seed"}  # task and seed: the columns of the run's rows (below)

@@ -164,7 +164,10 @@ class PublishWeights(TrainerCallback):
         self.trainer = trainer
 
     def on_train_begin(self, args, state, control, **kwargs):
-        self.trainer.rollouts.start(self.trainer.accelerator.unwrap_model(self.trainer.model), state.global_step)
+        trainer = self.trainer
+        trainer.rollouts.start(trainer.accelerator.unwrap_model(trainer.model), state.global_step)
+        if trainer.owns_pool:  # the workers play in pools of their own: free what describe started (a browser)
+            trainer.env_pool.close()
 
     def on_step_end(self, args, state, control, **kwargs):
         rollouts = self.trainer.rollouts
@@ -217,7 +220,7 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
         # (its use is checked by tests/test_upstream_internals.py), so the warning is r1_gui's own noise
         os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
         super().__init__(*args, **kwargs)
-        self.env_pool = env_pool
+        self.env_pool, self.owns_pool = env_pool, close_pool
         if close_pool:  # a pool the caller lent (close_pool False) outlives training: the caller closes it
             self.add_callback(ClosePoolAtEnd(env_pool))
         self.max_turns, self.history_images, self.max_turn_tokens = max_turns, history_images, max_turn_tokens

@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
 from r1_gui.envs.runtime.pool import worker_command
 from r1_gui.envs.runtime.processes import kill_tree
@@ -65,6 +66,9 @@ class AsyncSettings:
     groups_ahead: int = 1
     weight_sync_steps: int = 1
     max_restarts: int = 3  # deaths of one worker in a row (no group finished between) before the run stops
+    # where the workers run: None, processes of this machine; a PoolSettings of --env_backend ray: Ray actors placed
+    # where its --env_resources are (beside their environments), on the cluster of its --ray_address
+    ray: Any = None
 
 
 def check_async_settings(settings: AsyncSettings) -> None:
@@ -103,8 +107,8 @@ class ResetStream:
         return self.resets[order[index]]
 
 
-class _Worker:
-    """A worker process of this machine, its connection and the groups it plays."""
+class _LocalWorker:
+    """A worker process of this machine and its connection; `playing`: the groups it was handed, by start index."""
 
     def __init__(self, index: int, spec: WorkerSpec):
         parent_end, child_end = socket.socketpair()
@@ -118,8 +122,34 @@ class _Worker:
         child_end.close()
         self.connection = Connection(parent_end.detach())
         send_message(self.connection, spec)
-        self.playing: dict[int, tuple[str | None, int]] = {}  # started index -> reset
+        self.playing: dict[int, tuple[str | None, int]] = {}
         self.ready = False
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def play(self, started: int, task: str | None, seed: int) -> None:
+        send_message(self.connection, ("play", (started, task, seed)))
+
+    def receive(self) -> tuple[str, Any]:
+        """The next message: ("ready", pid), ("group", Group), ("failed", (started, why)) or ("died", why)."""
+        try:
+            return receive_message(self.connection)
+        except (EOFError, OSError):
+            return "died", f"exit code {self.process.wait(timeout=10)}"
+
+    def stop(self) -> None:
+        try:
+            send_message(self.connection, ("close", None))
+        except OSError:
+            pass
+
+    def wait(self, seconds: float) -> None:
+        try:
+            self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            pass
 
     def kill(self) -> None:
         kill_tree(self.process.pid)
@@ -128,6 +158,66 @@ class _Worker:
         except subprocess.TimeoutExpired:  # pragma: no cover (SIGKILL did not end it)
             logger.warning("rollout worker %d did not end after SIGKILL", self.process.pid)
         self.connection.close()
+
+
+class _RayWorker:
+    """A worker as a Ray actor (`r1_gui.rollout.worker.RolloutHost`), placed with the environments' options."""
+
+    def __init__(self, index: int, spec: WorkerSpec, options: dict, weights: tuple[int, Any] | None):
+        import sys
+
+        import ray
+
+        from r1_gui.rollout.worker import RolloutHost
+
+        host = ray.remote(RolloutHost).options(**options, max_concurrency=spec.concurrency + 1)
+        self.index, self.handle = index, host.remote(spec, list(sys.path))
+        self.calls: dict[Any, int | None] = {self.handle.ready.remote(): None}  # ObjectRef -> started (None: ready)
+        self.playing: dict[int, tuple[str | None, int]] = {}
+        self.ready, self.pid, self.node = False, None, None
+        if weights is not None:
+            self.set_weights(*weights)
+
+    def set_weights(self, version: int, reference) -> None:
+        self.handle.set_weights.remote(version, reference)
+
+    def play(self, started: int, task: str | None, seed: int) -> None:
+        self.calls[self.handle.play.remote(started, task, seed)] = started
+
+    def receive(self, reference) -> tuple[str, Any]:
+        import ray
+        from ray.exceptions import RayActorError, RayError
+
+        started = self.calls.pop(reference)
+        try:
+            value = ray.get(reference)
+        except RayActorError as error:
+            return "died", f"its Ray actor is gone: {type(error).__name__}"
+        except RayError as error:
+            if started is None:
+                return "died", f"it could not start: {type(error).__name__}: {error}"
+            return "failed", (started, f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}")
+        if started is None:
+            self.pid, self.node = value
+            return "ready", self.pid
+        return "group", value
+
+    def stop(self) -> None:
+        try:
+            self.handle.close.remote()
+        except Exception:  # noqa: BLE001 (Ray already shut down)
+            pass
+
+    def wait(self, seconds: float) -> None:
+        pass
+
+    def kill(self) -> None:
+        import ray
+
+        try:
+            ray.kill(self.handle, no_restart=True)
+        except Exception:  # noqa: BLE001 (gone, or Ray shut down)
+            pass
 
 
 class AsyncRollouts:
@@ -154,7 +244,7 @@ class AsyncRollouts:
         self.resets = list(resets)
         self.buffer = GroupBuffer(self.capacity)
         self.shared: SharedWeights | None = None
-        self.workers: list[_Worker] = []
+        self.workers: list = []  # _LocalWorker or _RayWorker
         self.start_step = self.step = 0
         self.dispatched = self.lost = 0
         self.restarts = self.failed_episodes = 0
@@ -173,25 +263,46 @@ class AsyncRollouts:
         """Publish `model`'s trainable weights as version `step` and start the workers and the collector."""
         self.start_step = self.step = int(step)
         self.stream = ResetStream(self.resets, self.seed, position=self.start_step * self.groups_per_step)
-        self.shared = SharedWeights.create(trainable_parameters(model))
-        self.publish(model, step)
-        self.spec = replace(self.spec, weights=self.shared.layout)
+        where = "Ray actors" if self.settings.ray is not None else "processes of this machine"
+        if self.settings.ray is None:
+            self.shared = SharedWeights.create(trainable_parameters(model))
+            self.publish(model, step)
+            self.spec = replace(self.spec, weights=self.shared.layout)
         logger.info(
-            "asynchronous rollouts: %d worker(s), up to %d groups at once each, max staleness %d, %d group(s) "
-            "ahead; weights: %.1f MB of trainable parameters through shared memory",
+            "asynchronous rollouts: %d worker(s) (%s), up to %d groups at once each, max staleness %d, %d group(s) "
+            "ahead; weights: %.1f MB of trainable parameters (%s)",
             self.settings.workers,
+            where,
             self.spec.concurrency,
             self.max_staleness,
             self.settings.groups_ahead,
-            self.shared.layout.megabytes,
+            sum(p.numel() * p.element_size() for p in trainable_parameters(model).values()) / 1e6,
+            "Ray's object store" if self.settings.ray is not None else "shared memory",
         )
-        self.workers = [_Worker(index, self.spec) for index in range(self.settings.workers)]
+        if self.settings.ray is not None:
+            from r1_gui.envs.runtime.ray_pool import actor_options, join_ray
+
+            join_ray(self, self.settings.ray.ray_address, self.settings.ray.resources)
+            self._ray_options = actor_options(self.settings.ray.resources)
+            self.publish(model, step)  # into Ray's object store, now that Ray is up
+        self.workers = [self._new_worker(index) for index in range(self.settings.workers)]
         self._collector = threading.Thread(target=self._collect, name="rollout-collector", daemon=True)
         self._collector.start()
 
     def publish(self, model, step: int) -> None:
-        """Write `model`'s trainable weights as version `step`; the workers load them before their next turn."""
-        self.sync_s, self.sync_mb = self.shared.write(trainable_parameters(model), step)
+        """Publish `model`'s trainable weights as version `step`; the workers load them before their next turn."""
+        if self.settings.ray is None:
+            self.sync_s, self.sync_mb = self.shared.write(trainable_parameters(model), step)
+        else:
+            import ray
+
+            start = time.perf_counter()
+            parameters = {name: p.detach().to("cpu", copy=True) for name, p in trainable_parameters(model).items()}
+            self._ray_weights = (int(step), ray.put(parameters))
+            for worker in self.workers:
+                worker.set_weights(*self._ray_weights)
+            self.sync_s = time.perf_counter() - start
+            self.sync_mb = sum(p.numel() * p.element_size() for p in parameters.values()) / 1e6
         logger.debug("weights version %d published: %.2f MB in %.4f s", step, self.sync_mb, self.sync_s)
 
     def advance(self, step: int) -> None:
@@ -233,21 +344,19 @@ class AsyncRollouts:
         if self._collector is not None:
             self._collector.join(timeout=30)
         for worker in self.workers:
-            try:
-                send_message(worker.connection, ("close", None))
-            except OSError:
-                pass
+            worker.stop()
         deadline = time.monotonic() + 5
         for worker in self.workers:
-            try:
-                worker.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+            worker.wait(max(0.0, deadline - time.monotonic()))
             worker.kill()
         self.workers = []
         if self.shared is not None:
             self.shared.close()
         _open_rollouts.discard(self)
+        if self.settings.ray is not None:
+            from r1_gui.envs.runtime.ray_pool import leave_ray
+
+            leave_ray(self)
 
     # -- the collector thread ---------------------------------------------------------------------------------
     def _wake(self) -> None:
@@ -275,7 +384,7 @@ class AsyncRollouts:
             task, seed = self.stream.next()
             started = self.dispatched
             try:
-                send_message(worker.connection, ("play", (started, task, seed)))
+                worker.play(started, task, seed)
             except OSError:
                 return  # it died: the next round restarts it
             worker.playing[started] = (task, seed)
@@ -285,27 +394,38 @@ class AsyncRollouts:
         try:
             while not self._closed:
                 self._dispatch()
-                connections = {worker.connection: worker for worker in self.workers}
-                for ready in wait([*connections, self._wake_r], timeout=1.0):
-                    if ready is self._wake_r:
-                        self._wake_r.recv(4096)
-                        continue
-                    self._receive(connections[ready])
-                for worker in list(self.workers):
-                    if worker.process.poll() is not None:
-                        self._restart(worker, f"exit code {worker.process.returncode}")
+                for worker, (kind, value) in self._events(timeout=1.0):
+                    self._handle(worker, kind, value)
         except Exception as error:  # noqa: BLE001 (the trainer must hear of it, not a dead thread)
             logger.exception("the rollout collector failed")
             self._fatal = f"the rollout collector failed: {type(error).__name__}: {error}"
             self.buffer.close(self._fatal)
 
-    def _receive(self, worker: _Worker) -> None:
-        try:
-            kind, value = receive_message(worker.connection)
-        except (EOFError, OSError):
-            code = worker.process.wait(timeout=10)
-            self._restart(worker, f"exit code {code}")
-            return
+    def _events(self, timeout: float) -> list[tuple[Any, tuple[str, Any]]]:
+        """The workers' messages that arrived within `timeout` seconds (or until `_wake`)."""
+        if self.settings.ray is not None:
+            import ray
+
+            calls = {reference: worker for worker in self.workers for reference in worker.calls}
+            if not calls:
+                time.sleep(min(timeout, 0.2))
+                return []
+            done, _ = ray.wait(list(calls), num_returns=1, timeout=min(timeout, 0.2))
+            return [(calls[reference], calls[reference].receive(reference)) for reference in done]
+        events = []
+        connections = {worker.connection: worker for worker in self.workers}
+        for ready in wait([*connections, self._wake_r], timeout=timeout):
+            if ready is self._wake_r:
+                self._wake_r.recv(4096)
+            else:
+                events.append((connections[ready], connections[ready].receive()))
+        events += [(w, ("died", f"exit code {w.process.returncode}")) for w in self.workers if w.process.poll() is not None
+                   and all(w is not worker for worker, _ in events)]  # fmt: skip
+        return events
+
+    def _handle(self, worker, kind: str, value: Any) -> None:
+        if worker not in self.workers:
+            return  # a message of a worker already replaced
         if kind == "ready":
             worker.ready = True
         elif kind == "group":
@@ -321,8 +441,15 @@ class AsyncRollouts:
             self.lost += 1
             self.failed_episodes += self.spec.num_generations
             logger.warning("rollout worker %d lost a group: %s", worker.index, why)
+        elif kind == "died":
+            self._restart(worker, value)
 
-    def _restart(self, worker: _Worker, why: str) -> None:
+    def _new_worker(self, index: int):
+        if self.settings.ray is None:
+            return _LocalWorker(index, self.spec)
+        return _RayWorker(index, self.spec, self._ray_options, getattr(self, "_ray_weights", None))
+
+    def _restart(self, worker, why: str) -> None:
         lost = len(worker.playing)
         self.lost += lost
         self.failed_episodes += lost * self.spec.num_generations
@@ -343,7 +470,7 @@ class AsyncRollouts:
             why,
             lost,
         )
-        self.workers[self.workers.index(worker)] = _Worker(worker.index, self.spec)
+        self.workers[self.workers.index(worker)] = self._new_worker(worker.index)
 
 
 _open_rollouts: weakref.WeakSet[AsyncRollouts] = weakref.WeakSet()

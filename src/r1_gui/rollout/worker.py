@@ -28,15 +28,17 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from r1_gui.agent.loop import TurnInput, play_episodes
-from r1_gui.envs.runtime.pool import EnvPool
+from r1_gui.envs.runtime.backend import make_pool
 from r1_gui.rollout.buffer import Group
 from r1_gui.rollout.weights import Layout, SharedWeights, trainable_parameters
 
 logger = logging.getLogger(__name__)
+
+WEIGHTS_WAIT = 600.0  # seconds a Ray actor asked to play waits for its first weights before it fails
 
 
 @dataclass
@@ -63,7 +65,7 @@ class WorkerSpec:
     concurrency: int = 1  # groups played at once, each in a thread with its own pool
     torch_threads: int = 1
     weights: Layout | None = None  # the shared block (on this machine); None: weights come by `set_weights`
-    env_settings: dict = field(default_factory=dict)  # EnvPool keywords (max_starting)
+    pool: Any = None  # where its environments run (`r1_gui.envs.runtime.backend.PoolSettings`; None: this machine)
 
 
 def build_policy_model(spec: WorkerSpec):
@@ -107,7 +109,7 @@ class SamplingPolicy:
 class TimedPool:
     """A pool whose reset and step are timed (the environment's share of a group's time)."""
 
-    def __init__(self, pool: EnvPool):
+    def __init__(self, pool):
         self.pool, self.busy_s = pool, 0.0
 
     def __getattr__(self, name):
@@ -141,7 +143,9 @@ class RolloutWorker:
         self.lock = threading.Lock()
         self.version: int | None = None
         self._pending: tuple[int, dict] | None = None  # weights handed over by set_weights, loaded between turns
+        self._published = threading.Event()  # set_weights was called once (a Ray actor may be asked to play first)
         self._pools = threading.local()
+        self._all_pools: list[TimedPool] = []  # every thread's, to close
         self.generation_config = copy.deepcopy(spec.generation_config)
         self.generation_config.output_logits = self.generation_config.return_dict_in_generate = True
 
@@ -149,6 +153,7 @@ class RolloutWorker:
     def set_weights(self, version: int, parameters: dict) -> None:
         """Weights that arrived by message (Ray's object store): loaded before the next turn."""
         self._pending = (int(version), parameters)
+        self._published.set()
 
     def refresh(self) -> int:
         """Load the newest published weights (call with `lock` held); the version now in use."""
@@ -156,7 +161,7 @@ class RolloutWorker:
             loaded = self.weights.read_into(self.parameters, self.version)
             if loaded is not None:
                 self.version = loaded
-        elif self._pending is not None:
+        elif self._pending is not None or (self.version is None and self._published.wait(WEIGHTS_WAIT)):
             version, parameters = self._pending
             self._pending = None
             if version != self.version:
@@ -198,8 +203,9 @@ class RolloutWorker:
         pool = getattr(self._pools, "pool", None)
         if pool is None:
             spec = self.spec
-            pool = EnvPool(spec.env_id, spec.env_kwargs, step_timeout=spec.step_timeout, **spec.env_settings)
+            pool = make_pool(spec.env_id, spec.env_kwargs, step_timeout=spec.step_timeout, settings=spec.pool)
             self._pools.pool = pool = TimedPool(pool)
+            self._all_pools.append(pool)
         return pool
 
     def play(self, started: int, task: str | None, seed: int) -> Group:
@@ -229,8 +235,7 @@ class RolloutWorker:
         return Group(task, int(seed), episodes, versions, started, stats=stats)
 
     def close(self) -> None:
-        pool = getattr(self._pools, "pool", None)
-        if pool is not None:
+        for pool in self._all_pools:
             pool.pool.close()
 
 
@@ -260,7 +265,6 @@ def serve(fd: int, parent_pid: int) -> None:
         while True:
             item = work.get()
             if item is None:
-                worker.close()
                 return
             started, task, seed = item
             try:
@@ -277,6 +281,7 @@ def serve(fd: int, parent_pid: int) -> None:
     _receive(connection, work, len(players))
     for thread in players:
         thread.join(timeout=30)
+    worker.close()
 
 
 def send_message(connection, message) -> None:
@@ -302,3 +307,30 @@ def _receive(connection, work: queue.Queue, players: int) -> None:
         for _ in range(players):
             work.put(None)
         return
+
+
+class RolloutHost:
+    """A rollout worker as a Ray actor (`r1_gui.rollout.engine` makes it remote, placed where the environments' Ray
+    resources are): the same `RolloutWorker`, its weights through `set_weights` (Ray's object store), its groups as
+    the return values of `play`. `driver_path`: the driver's sys.path, appended (a user's environment imports)."""
+
+    def __init__(self, spec: WorkerSpec, driver_path: list[str]):
+        import sys
+
+        sys.path.extend(path for path in driver_path if path not in sys.path)
+        self.worker = RolloutWorker(spec)
+
+    def ready(self) -> tuple[int, str]:
+        """(this process's id, its Ray node's id), once the model is built."""
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
+
+    def set_weights(self, version: int, parameters: dict) -> None:
+        self.worker.set_weights(version, parameters)
+
+    def play(self, started: int, task: str | None, seed: int) -> Group:
+        return self.worker.play(started, task, seed)
+
+    def close(self) -> None:
+        self.worker.close()

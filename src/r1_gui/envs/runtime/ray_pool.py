@@ -240,41 +240,16 @@ class RayEnvPool(SlotPool):
     def _connect(self) -> None:
         if self._connected:
             return
-        connect(self.address, self.resources)
-        _session.pools.add(self)
+        fitting = join_ray(self, self.address, self.resources)
         self._connected = True
-        nodes = [node for node in ray.nodes() if node["Alive"]]
-        fitting = [node for node in nodes if fits(node["Resources"], self.resources)]
-        if not fitting:
-            held = "; ".join(
-                f"{node['NodeManagerAddress']} {json.dumps(_rounded(node['Resources']))}" for node in nodes
-            )
-            raise ValueError(
-                f"--env_resources {json.dumps(self.resources)}: no live node of the Ray cluster holds that ({held}). "
-                "Start environment hosts with: ray start --address=HEAD:6379 --resources='{\"browser\": 8}', "
-                "or ask for what a node has"
-            )
         if self.max_starting is None:
             self.max_starting = max(1, int(sum(node["Resources"].get("CPU", 0) for node in fitting)))
 
     def _new_actor(self, slot: int | None) -> _Actor:
         """A new EnvHost actor (placed by Ray; it builds its environment at its first call) for `slot`, or a spare."""
-        options = {
-            STANDARD_RESOURCES[name]: amount for name, amount in self.resources.items() if name in STANDARD_RESOURCES
-        }
-        options.setdefault("num_cpus", 0)  # an actor needs no CPU of its own unless asked for: a browser is its own
-        custom = {name: amount for name, amount in self.resources.items() if name not in STANDARD_RESOURCES}
-        # Ray's own cleanup SIGKILLs an exiting worker's children, which leaves what an environment started (a
-        # browser, a `sleep` child) behind; without it the environment's worker gets PR_SET_PDEATHSIG and ends its
-        # whole process tree itself
-        handle = _EnvHostActor.options(
-            resources=custom,
-            scheduling_strategy="SPREAD",
-            max_restarts=0,
-            max_task_retries=0,
-            runtime_env={"env_vars": {"RAY_kill_child_processes_on_worker_exit": "false"}},
-            **options,
-        ).remote(self.env_id, self.env_kwargs, self.step_timeout, list(sys.path))
+        handle = _EnvHostActor.options(**actor_options(self.resources)).remote(
+            self.env_id, self.env_kwargs, self.step_timeout, list(sys.path)
+        )
         actor = _Actor(handle)
         if slot is not None:
             self._actors[slot] = actor
@@ -373,6 +348,26 @@ class RayEnvPool(SlotPool):
             logger.warning("%s: a spare was lost with node %s and is rebuilt", self.env_id, _short(spare.node))
 
 
+def actor_options(resources: dict) -> dict:
+    """Ray's options for an actor that holds environments where `resources` (--env_resources) are: spread over the
+    nodes that have them, never restarted by Ray (the caller replaces it), no CPU of its own unless asked for (a
+    browser is its own), and its environments' processes ended by themselves when it ends."""
+    options = {STANDARD_RESOURCES[name]: amount for name, amount in resources.items() if name in STANDARD_RESOURCES}
+    options.setdefault("num_cpus", 0)
+    custom = {name: amount for name, amount in resources.items() if name not in STANDARD_RESOURCES}
+    # Ray's own cleanup SIGKILLs an exiting worker's children, which leaves what an environment started (a
+    # browser, a `sleep` child) behind; without it the environment's worker gets PR_SET_PDEATHSIG and ends its
+    # whole process tree itself
+    return {
+        "resources": custom,
+        "scheduling_strategy": "SPREAD",
+        "max_restarts": 0,
+        "max_task_retries": 0,
+        "runtime_env": {"env_vars": {"RAY_kill_child_processes_on_worker_exit": "false"}},
+        **options,
+    }
+
+
 def fits(held: dict, asked: dict) -> bool:
     """Whether a node holding `held` resources (ray.nodes()'s "Resources") can place an actor asking `asked`."""
     return all(held.get(name, 0) >= amount for name, amount in asked.items())
@@ -454,10 +449,26 @@ def reachable(address: str, said: str, fix: str) -> None:
         raise ValueError(f"{said} ({error}); {fix}") from None
 
 
-def _release(pool: RayEnvPool) -> None:
-    """`pool` is closed: Ray is left (a local Ray started for the run stops) when no other pool uses it."""
-    pool._forget()
-    _session.pools.discard(pool)
+def join_ray(user, address: str, resources: dict) -> list[dict]:
+    """Connect to Ray (`connect`) for `user` (a pool, or asynchronous rollouts: anything with `close`, closed at
+    exit) and return the live nodes that hold `resources`; ValueError naming --env_resources when none does."""
+    connect(address, resources)
+    _session.pools.add(user)
+    nodes = [node for node in ray.nodes() if node["Alive"]]
+    fitting = [node for node in nodes if fits(node["Resources"], resources)]
+    if not fitting:
+        held = "; ".join(f"{node['NodeManagerAddress']} {json.dumps(_rounded(node['Resources']))}" for node in nodes)
+        raise ValueError(
+            f"--env_resources {json.dumps(resources)}: no live node of the Ray cluster holds that ({held}). "
+            "Start environment hosts with: ray start --address=HEAD:6379 --resources='{\"browser\": 8}', "
+            "or ask for what a node has"
+        )
+    return fitting
+
+
+def leave_ray(user) -> None:
+    """`user` is done with Ray: Ray is left (a local Ray started for the run stops) when no other user holds it."""
+    _session.pools.discard(user)
     if not _session.pools and _session.connected_here and ray.is_initialized():
         ray.shutdown()  # a local Ray started for the run stops; a user's cluster stays up, this driver leaves it
         _session.connected_here = False
@@ -465,6 +476,12 @@ def _release(pool: RayEnvPool) -> None:
             _session.guard.kill()
             _session.guard.wait()
             _session.guard = None
+
+
+def _release(pool: RayEnvPool) -> None:
+    """`pool` is closed: Ray is left when no other user holds it (`leave_ray`)."""
+    pool._forget()
+    leave_ray(pool)
 
 
 def _close_ray_pools() -> None:
