@@ -113,15 +113,16 @@ def test_a_served_id_other_than_env_and_env_kwargs_here_are_refused(phone_server
 
 def test_a_step_that_hangs_is_cut_at_the_step_timeout(button_server):
     url, _ = button_server
-    with make_pool("helpers.button_env:Button-v0", {}, step_timeout=2, settings=openenv(url)) as pool:
+    # 8 s: a plain step answers in milliseconds, but on a 2-core machine under other jobs' load now and then in seconds
+    with make_pool("helpers.button_env:Button-v0", {}, step_timeout=8, settings=openenv(url)) as pool:
         pool.reset([0], [1], ["left"])
         for step in (1, 2):
             (answer,) = pool.step([0], ["pyautogui.click(x=0.28, y=0.5)"])
             assert answer.ok and answer.result[4]["step"] == step
         began = time.monotonic()
         (hung,) = pool.step([0], ["terminate(status='success')"])
-        assert not hung.ok and "did not answer within 2 s" in hung.failure
-        assert time.monotonic() - began < 10 and pool.failures == 1
+        assert not hung.ok and "did not answer within 8 s" in hung.failure
+        assert time.monotonic() - began < 30 and pool.failures == 1
         (again,) = pool.reset([0], [2], ["right"])  # a new session on the same server
         assert again.ok and again.result[1]["task"] == "right"
 
