@@ -967,6 +967,54 @@ def test_each_estimator_of_a_demo_trains_with_its_own_advantage_estimator(tmp_pa
         assert script_args.advantage_estimator == estimator
 
 
+STAGE_CASES = [
+    # (estimators, rollout modes, the GRPO stages (name, estimator, mode), the pairs the report compares)
+    (("grpo",), ("sync",), [("grpo", "grpo", "sync")], []),
+    (("grpo", "gigpo"), ("sync",), [("grpo", "grpo", "sync"), ("gigpo", "gigpo", "sync")], [("grpo", "gigpo")]),
+    (("grpo",), ("async",), [("grpo_async", "grpo", "async")], []),
+    (("grpo",), ("sync", "async"), [("grpo", "grpo", "sync"), ("grpo_async", "grpo", "async")],
+     [("grpo", "grpo_async")]),
+    (("grpo", "gigpo"), ("sync", "async"),
+     [("grpo", "grpo", "sync"), ("grpo_async", "grpo", "async"), ("gigpo", "gigpo", "sync"),
+      ("gigpo_async", "gigpo", "async")],
+     [("grpo", "grpo_async"), ("gigpo", "gigpo_async")]),  # each async stage against its sync twin
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("estimators", "modes", "stages", "pairs"), STAGE_CASES)
+def test_the_demos_grpo_stages_and_what_their_report_compares(estimators, modes, stages, pairs, tmp_path):
+    from dataclasses import replace
+
+    from r1_gui.multi_turn.demo import compared_stages, grpo_settings, grpo_stages
+    from r1_gui.multi_turn.web_demo import MultiStepWebDemoConfig
+
+    config = replace(MultiStepWebDemoConfig(), estimators=estimators, rollout_modes=modes)
+    assert grpo_stages(config) == stages and compared_stages(config) == pairs
+    for _, estimator, mode in stages:
+        script_args, _, _ = grpo_settings(config, tmp_path / "w", tmp_path / "o", 0, estimator, mode)
+        assert (script_args.advantage_estimator, script_args.rollout_mode) == (estimator, mode)
+        assert (script_args.rollout_workers, script_args.max_staleness) == (config.async_workers, 1)
+
+
+@pytest.mark.slow
+def test_the_fast_multi_turn_demo_trains_sync_and_async_from_one_warm_start(tmp_path, capsys):
+    """`--rollout_mode both`: each GRPO stage sync and async from the same warm start, the async one with rollout
+    workers (its async/ keys logged), both evaluated on the same held-out episodes and compared, paired."""
+    import json
+
+    from r1_gui.demo import main as demo_main
+
+    demo_main(["--multi_turn", "--fast", "--rollout_mode", "both", "--output_dir", str(tmp_path)])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["config"]["rollout_modes"] == ["sync", "async"]
+    comparison = report["comparisons"]["grpo_async - grpo"]
+    assert comparison["a"].endswith("eval_grpo") and comparison["b"].endswith("eval_grpo_async")
+    assert report["grpo"]["episodes"] == report["grpo_async"]["episodes"] == comparison["units"]
+    logged = json.loads((tmp_path / "grpo_async" / "trainer_state.json").read_text())["log_history"]
+    assert any("async/staleness_max" in entry for entry in logged)
+    assert "GRPO (async) against GRPO" in (tmp_path / "report.md").read_text()
+
+
 def test_grpo_beta_reaches_grpo_gui(tmp_path):
     from dataclasses import replace
 

@@ -308,7 +308,16 @@ def main(argv: list[str] | None = None) -> dict:
         help="the model's architecture (default: the demo's own, on which its settings were tuned: qwen2_vl; the web "
         "demo's qwen3_vl)",
     )
+    parser.add_argument(
+        "--rollout_mode",
+        choices=["sync", "async", "both"],
+        default="sync",
+        help="with --multi_turn or --web: the GRPO stages' rollouts: sync, async (rollout workers, docs/guide/async.md), "
+        "or both from the same warm start, each async stage compared with its sync twin (default: sync)",
+    )
     args = parser.parse_args(argv)
+    if args.rollout_mode != "sync" and not (args.multi_turn or args.web):
+        parser.error("--rollout_mode trains the episode demos' GRPO stages: give --multi_turn or --web with it")
     if args.multi_step and not args.web:
         parser.error("--multi_step is a variant of the web demo: give --web --multi_step")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -319,11 +328,11 @@ def main(argv: list[str] | None = None) -> dict:
         if args.multi_turn:
             from r1_gui.multi_turn.demo import main_multi_turn
 
-            return main_multi_turn(args.output_dir, args.seed, args.fast, args.arch)
+            return main_multi_turn(args.output_dir, args.seed, args.fast, args.arch, rollout_mode=args.rollout_mode)
         if args.web:
             from r1_gui.multi_turn.web_demo import main_web
 
-            return main_web(args.output_dir, args.seed, args.fast, args.arch, args.multi_step)
+            return main_web(args.output_dir, args.seed, args.fast, args.arch, args.multi_step, args.rollout_mode)
         config = DemoConfig.fast() if args.fast else DemoConfig()
         config = replace(config, arch=args.arch or config.arch)
         report = run_demo(args.output_dir, args.seed, config)

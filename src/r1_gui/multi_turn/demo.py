@@ -107,6 +107,12 @@ class MultiTurnDemoConfig:
     temperature: float = 0.7
     # the GRPO stages, each from the same warm start (--advantage_estimator): grpo, and gigpo's step-level credit
     estimators: tuple[str, ...] = ("grpo",)
+    # each estimator's rollouts (--rollout_mode): sync, async (rollout workers, `async_*` below), or both from the
+    # same warm start (the stage "grpo_async" beside "grpo"), each async stage compared with its sync twin, paired
+    rollout_modes: tuple[str, ...] = ("sync",)
+    async_workers: int = 2
+    async_max_staleness: int = 1
+    async_groups_ahead: int = 1
     reward_funcs: tuple[str, ...] = ("task_success",)
     reward_weights: tuple[float, ...] = (1.0,)
     # --reward_kwargs: a reward's parameters, by its name
@@ -346,19 +352,51 @@ def evaluate_model(
     )  # fmt: skip
 
 
+def grpo_stages(config: MultiTurnDemoConfig) -> list[tuple[str, str, str]]:
+    """(stage name, estimator, rollout mode) of each GRPO stage: every estimator in every rollout mode, sync first;
+    an async stage is named after its estimator with "_async"."""
+    return [
+        (estimator if mode == "sync" else f"{estimator}_{mode}", estimator, mode)
+        for estimator in config.estimators
+        for mode in config.rollout_modes
+    ]
+
+
+def compared_stages(config: MultiTurnDemoConfig) -> list[tuple[str, str]]:
+    """(A, B) stage pairs the report compares, paired: each async stage against its sync twin where both ran, else
+    the second estimator against the first."""
+    stages = [name for name, _, _ in grpo_stages(config)]
+    if set(config.rollout_modes) == {"sync", "async"}:
+        return [(estimator, f"{estimator}_async") for estimator in config.estimators]
+    return [(stages[0], stages[1])] if len(stages) > 1 else []
+
+
 def run_grpo(
-    config: MultiTurnDemoConfig, warm_start: Path, output_dir: Path, seed: int, pool=None, estimator: str = "grpo"
+    config: MultiTurnDemoConfig,
+    warm_start: Path,
+    output_dir: Path,
+    seed: int,
+    pool=None,
+    estimator: str = "grpo",
+    rollout_mode: str = "sync",
+    name: str | None = None,
 ) -> Path:
-    """Multi-turn GRPO from the warm start with ``--advantage_estimator estimator``, into OUTPUT_DIR/<estimator>."""
+    """Multi-turn GRPO from the warm start with ``--advantage_estimator estimator`` and ``--rollout_mode``, into
+    OUTPUT_DIR/<name> (default: the estimator)."""
     from r1_gui.multi_turn.train import train_multi_turn
 
-    out = output_dir / estimator
-    train_multi_turn(*grpo_settings(config, warm_start, out, seed, estimator), pool=pool)
+    out = output_dir / (name or estimator)
+    train_multi_turn(*grpo_settings(config, warm_start, out, seed, estimator, rollout_mode), pool=pool)
     return out
 
 
 def grpo_settings(
-    config: MultiTurnDemoConfig, warm_start: Path, out: Path, seed: int, estimator: str = "grpo"
+    config: MultiTurnDemoConfig,
+    warm_start: Path,
+    out: Path,
+    seed: int,
+    estimator: str = "grpo",
+    rollout_mode: str = "sync",
 ) -> tuple:
     """The demo's GRPO stage's argument objects (`grpo_arguments`: `--env` on the config's environment and tasks)."""
     from r1_gui.agent.context import episode_token_budget
@@ -366,6 +404,8 @@ def grpo_settings(
 
     return grpo_arguments(
         advantage_estimator=estimator,
+        rollout_mode=rollout_mode, rollout_workers=config.async_workers, max_staleness=config.async_max_staleness,
+        rollout_groups_ahead=config.async_groups_ahead,
         env_id=config.env_id, env_kwargs=dict(config.env_kwargs), env_step_timeout=config.env_step_timeout,
         env_tasks=list(config.tasks), env_seed_offset=training_seeds(seed),
         env_episodes=config.grpo_steps * config.grpo_resets_per_step,
@@ -390,12 +430,20 @@ def _rounded(value: float | None) -> str:
 ESTIMATOR_NAMES = {"grpo": "GRPO", "gigpo": "GiGPO"}
 
 
+def stage_title(name: str) -> str:
+    """A GRPO stage as the report names it: "GRPO", "GiGPO", "GRPO (async)"."""
+    estimator, _, mode = name.partition("_")
+    return ESTIMATOR_NAMES.get(estimator, estimator) + (f" ({mode})" if mode else "")
+
+
 def write_report(output_dir: Path, report: dict) -> None:
     """report.md: the table of the warm start and each GRPO stage (overall and per task), the reward curve, GiGPO
     against GRPO where both ran, and links to every evaluation's episode pictures."""
-    estimators = report["config"]["estimators"]
-    warm, after = report["warm_start"], [report[estimator] for estimator in estimators]
-    names = [ESTIMATOR_NAMES.get(estimator, estimator) for estimator in estimators]
+    config = report["config"]
+    stages = [name for name, _, _ in grpo_stages(replace(MultiTurnDemoConfig(), estimators=tuple(config["estimators"]),
+                                                         rollout_modes=tuple(config.get("rollout_modes", ["sync"]))))]  # fmt: skip
+    warm, after = report["warm_start"], [report[name] for name in stages]
+    names = [stage_title(name) for name in stages]
     lines = [
         f"# {report['config']['title']}",
         "",
@@ -434,14 +482,16 @@ def write_report(output_dir: Path, report: dict) -> None:
         cells = " | ".join(" | ".join(_rounded(row.get(key)) for row in (before, *rows)) for key in columns)
         lines.append(f"| {task} | {before['episodes']} | {cells} |")
     lines += ["", "![rewards per step](reward_curve.png)", ""]
-    if "comparison" in report:
+    for pair, comparison in report.get("comparisons", {}).items():
         from r1_gui.evaluation.stats.compare import comparison_text
 
-        lines += [f"## {names[1]} against {names[0]} (the same held-out episodes, paired)", "",
-                  comparison_text(report["comparison"]), ""]  # fmt: skip
-    links = ", ".join(
-        f"[after {name}](eval_{estimator}/report.md)" for estimator, name in zip(estimators, names, strict=True)
-    )
+        b, a = pair.split(" - ")
+        lines += [f"## {stage_title(b)} against {stage_title(a)} (the same held-out episodes, paired)", "",
+                  comparison_text(comparison), ""]  # fmt: skip
+        wall = report["seconds"]
+        if a in wall and b in wall:
+            lines += [f"Training wall time: {stage_title(a)} {wall[a]:.0f} s, {stage_title(b)} {wall[b]:.0f} s.", ""]
+    links = ", ".join(f"[after {title}](eval_{name}/report.md)" for name, title in zip(stages, names, strict=True))
     lines += [f"Episodes (pictures of successes and failures): [warm start](eval_warm_start/report.md), {links}.", ""]
     (output_dir / "report.md").write_text("\n".join(lines))
 
@@ -484,19 +534,20 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         with stages.stage("eval_warm_start", f"{config.eval_episodes} held-out episodes"):
             warm = evaluate_model(config, warm_start, output_dir / "eval_warm_start", pool)
         trained, after = {}, {}
-        for estimator in config.estimators:  # each from the same warm start, evaluated on the same episodes
+        for name, estimator, mode in grpo_stages(config):  # each from the same warm start, on the same episodes
             which = "" if estimator == "grpo" else f" (--advantage_estimator {estimator})"
-            with stages.stage(estimator, f"{config.grpo_steps} multi-turn GRPO steps{which}"):
-                trained[estimator] = run_grpo(config, warm_start, output_dir, seed, pool, estimator)
-            with stages.stage(f"eval_{estimator}", f"{config.eval_episodes} held-out episodes"):
-                after[estimator] = evaluate_model(config, trained[estimator], output_dir / f"eval_{estimator}", pool)
+            which += "" if mode == "sync" else f" (--rollout_mode {mode}, {config.async_workers} workers)"
+            with stages.stage(name, f"{config.grpo_steps} multi-turn GRPO steps{which}"):
+                trained[name] = run_grpo(config, warm_start, output_dir, seed, pool, estimator, mode, name)
+            with stages.stage(f"eval_{name}", f"{config.eval_episodes} held-out episodes"):
+                after[name] = evaluate_model(config, trained[name], output_dir / f"eval_{name}", pool)
     seconds = stages.finish()
     sft = json.loads((warm_start / "sft_losses.json").read_text())
     usage, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds["cpu"] = round(usage.ru_utime + usage.ru_stime, 1)  # this process's CPU time (the machine is shared)
     # the ended child processes' (the environments' workers, and what they waited for, e.g. a browser's driver)
     seconds["cpu_children"] = round(children.ru_utime + children.ru_stime, 1)
-    first = config.estimators[0]
+    first = grpo_stages(config)[0][0]
     curves = {
         estimator: reward_curve(
             folder, output_dir / ("reward_curve.png" if estimator == first else f"reward_curve_{estimator}.png")
@@ -519,29 +570,41 @@ def run_multi_turn_demo(output_dir: str | Path, seed: int = 0, config: MultiTurn
         "load_average": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]},
         "reward_curve": logged(curves[first]),
     }
-    if len(config.estimators) > 1:  # each stage's gain, its curve, and the second against the first, paired
+    if len(after) > 1:  # each stage's gain, its curve, and the compared stages, paired
         from r1_gui.evaluation.stats.compare import compare
 
         report["gains"] = {
-            estimator: {key: _gain(warm, part, key) for key in ("success_rate", "click_hit_rate", "mean_turns")}
-            for estimator, part in after.items()
+            name: {key: _gain(warm, part, key) for key in ("success_rate", "click_hit_rate", "mean_turns")}
+            for name, part in after.items()
         }
-        report["reward_curves"] = {estimator: logged(curve) for estimator, curve in curves.items()}
-        second = config.estimators[1]
-        report["comparison"] = compare(output_dir / f"eval_{first}", output_dir / f"eval_{second}")
+        report["reward_curves"] = {name: logged(curve) for name, curve in curves.items()}
+        report["comparisons"] = {
+            f"{b} - {a}": compare(output_dir / f"eval_{a}", output_dir / f"eval_{b}")
+            for a, b in compared_stages(config)
+        }
+        report["comparison"] = next(iter(report["comparisons"].values()))  # the first pair's, as before
     (output_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     write_report(output_dir, report)
     return report
 
 
+ROLLOUT_MODES = {"sync": ("sync",), "async": ("async",), "both": ("sync", "async")}  # the demos' --rollout_mode
+
+
 def main_multi_turn(
-    output_dir: str, seed: int, fast: bool, arch: str | None = None, kind: type[MultiTurnDemoConfig] | None = None
+    output_dir: str,
+    seed: int,
+    fast: bool,
+    arch: str | None = None,
+    kind: type[MultiTurnDemoConfig] | None = None,
+    rollout_mode: str = "sync",
 ) -> dict:
     """`python -m r1_gui.demo --multi_turn` (and `--web`, whose config `kind` is): run, then print the before/after
-    table."""
+    table. `rollout_mode`: sync, async, or both (each GRPO stage both ways from the same warm start, compared)."""
     kind = kind or MultiTurnDemoConfig
     config = kind.fast() if fast else kind()
-    config = replace(config, arch=arch or config.arch)  # --arch, else the demo's own
+    # --arch, else the demo's own; --rollout_mode
+    config = replace(config, arch=arch or config.arch, rollout_modes=ROLLOUT_MODES[rollout_mode])
     report = run_multi_turn_demo(output_dir, seed, config)
     print((Path(output_dir) / "report.md").read_text())
     return report

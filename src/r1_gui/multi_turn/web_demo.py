@@ -111,7 +111,14 @@ class MultiStepWebDemoConfig(WebDemoConfig):
         return replace(super().fast(), sft_check_episodes=2)
 
 
-def main_web(output_dir: str, seed: int, fast: bool, arch: str | None = None, multi_step: bool = False) -> dict:
+def main_web(
+    output_dir: str,
+    seed: int,
+    fast: bool,
+    arch: str | None = None,
+    multi_step: bool = False,
+    rollout_mode: str = "sync",
+) -> dict:
     """`python -m r1_gui.demo --web [--multi_step]`: a missing browser is one error line before anything runs; then
     the stages."""
     from r1_gui.cli_errors import UserError
@@ -122,4 +129,5 @@ def main_web(output_dir: str, seed: int, fast: bool, arch: str | None = None, mu
         find_binaries()
     except BrowserError as error:
         raise UserError(f"--web: {error}") from None
-    return main_multi_turn(output_dir, seed, fast, arch, kind=MultiStepWebDemoConfig if multi_step else WebDemoConfig)
+    kind = MultiStepWebDemoConfig if multi_step else WebDemoConfig
+    return main_multi_turn(output_dir, seed, fast, arch, kind=kind, rollout_mode=rollout_mode)
