@@ -473,3 +473,44 @@ def test_no_worker_environment_or_browser_outlives_the_driver(tiny_qwen2_vl, tmp
     assert wait_until(lambda: not [pid for pid in pids if process_command(pid)], 30), (
         f"left after {how}: {[process_command(pid) for pid in pids if process_command(pid)]}"
     )
+
+
+@pytest.mark.slow
+def test_a_run_resumed_from_a_checkpoint_refills_its_buffer_and_goes_on(
+    tiny_qwen2_vl, tmp_path, monkeypatch, digits_reward
+):
+    """Two async steps save checkpoint-2; the resumed run publishes that checkpoint's weights as version 2 (the
+    workers' groups lag at most the bound behind step 2, none dropped for a version 0 that no longer exists), takes
+    a fresh buffer's groups and ends at step 3."""
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.multi_turn.train import train_multi_turn
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+
+    published, original = [], MultiTurnGRPOTrainer.attach_rollouts
+
+    def recording(self, rollouts):
+        start = rollouts.start
+
+        def recorded_start(model, step):
+            published.append((step, {name: p.detach().clone() for name, p in model.named_parameters()}))
+            return start(model, step)
+
+        rollouts.start = recorded_start
+        return original(self, rollouts)
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "attach_rollouts", recording)
+    common = ("--rollout_mode", "async", "--save_strategy", "steps", "--save_steps", "2")
+    train_multi_turn(*async_args(tiny_qwen2_vl, tmp_path, "tiny_cpu_phone_grpo.yaml", *common, "--max_steps", "2"))
+    train_multi_turn(
+        *async_args(tiny_qwen2_vl, tmp_path, "tiny_cpu_phone_grpo.yaml", *common, "--max_steps", "3",
+                    "--resume_from_checkpoint", "last")
+    )  # fmt: skip
+    (first, initial), (resumed, weights) = published
+    assert (first, resumed) == (0, 2)
+    assert any(not torch.equal(initial[name], weights[name]) for name in weights), "two steps moved no weight"
+    saved = dict(AutoModelForImageTextToText.from_pretrained(tmp_path / "checkpoint-2").named_parameters())
+    assert set(saved) == set(weights) and all(torch.equal(saved[name], weights[name]) for name in saved)
+    entries = [entry for entry in logged(tmp_path) if "loss" in entry]
+    assert [entry["step"] for entry in entries][-1] == 3
+    assert entries[-1]["async/staleness_max"] <= 1 and entries[-1]["async/dropped_stale"] == 0

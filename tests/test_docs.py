@@ -9,7 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-MAX_README_LINES = 465  # 450 until issue 69 added "Environments from elsewhere" (13 lines)
+MAX_README_LINES = 470  # 450 until issue 69 added "Environments from elsewhere" (13 lines), 465 until issue 68's async
 # README.md and every Markdown file under docs/, plus the two other top-level documents that link into them.
 DOCUMENTS = sorted([README, REPO / "CHANGELOG.md", REPO / "bench" / "README.md", *(REPO / "docs").rglob("*.md")])
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
@@ -49,7 +49,7 @@ def relative_links(path: Path) -> list[str]:
     return [link for link in links if not re.match(r"[a-z][a-z0-9+.-]*:", link)]  # http:, https:, mailto:
 
 
-def test_readme_is_a_manual_of_at_most_465_lines():
+def test_readme_is_a_manual_of_at_most_470_lines():
     lines = README.read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_README_LINES, (
         f"README.md has {lines} lines (at most {MAX_README_LINES}): move reference to docs/guide/ and dated "

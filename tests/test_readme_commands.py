@@ -80,6 +80,8 @@ NOT_HERE = {
     "my_rewards:short_answer": "the my_rewards.py its section writes (tests/test_extending.py)",
     "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml --advantage_estimator gigpo": "the "
     "my_turn_rewards.py its section writes (tests/test_extending.py)",
+    "python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_phone_grpo.yaml --rollout_mode async": "the output "
+    "folder the recipe's run above wrote (tests/test_async_rollouts.py trains this recipe async)",
 }
 
 

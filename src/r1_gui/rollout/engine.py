@@ -249,7 +249,8 @@ class AsyncRollouts:
         self.dispatched = self.lost = 0
         self.restarts = self.failed_episodes = 0
         self.sync_s = self.sync_mb = self.wait_s = 0.0
-        self.received: list[dict[str, float]] = []  # each finished group's timings (the benchmark reads them)
+        # each finished group's timings and its episodes' (task, seed, turns): bench/async_rollouts.py reads them
+        self.received: list[dict] = []
         self._deaths: dict[int, int] = {}  # worker index -> deaths in a row
         self._fatal: str | None = None
         self._closed = False
@@ -432,7 +433,8 @@ class AsyncRollouts:
             worker.playing.pop(value.started, None)
             self._deaths[worker.index] = 0
             value.worker = worker.index
-            self.received.append(dict(value.stats))
+            episodes = [(episode.task, episode.seed, len(episode.turns)) for episode in value.episodes]
+            self.received.append({**value.stats, "episodes": episodes})
             if not self.buffer.add(value, timeout=60):
                 self.lost += 1
         elif kind == "failed":
