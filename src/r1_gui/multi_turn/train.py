@@ -130,6 +130,8 @@ def async_rollouts(trainer, script_args, model_args, env_kwargs: dict, resets, s
         system=script_args.system_prompt,
         chat_template_kwargs=trainer.chat_template_kwargs,
         num_generations=trainer.num_generations,
+        # local workers share the trainer's device (each a copy of the model); Ray actors use a GPU of their own if any
+        device=str(trainer.accelerator.device) if pool_settings(script_args).backend != "ray" else "auto",
         # a worker's own environments: on its Ray node, or sessions of --env_backend openenv's servers
         pool=pool if (pool := pool_settings(script_args)).backend == "openenv" else None,
     )

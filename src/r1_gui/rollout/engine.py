@@ -254,7 +254,6 @@ class AsyncRollouts:
         self._deaths: dict[int, int] = {}  # worker index -> deaths in a row
         self._fatal: str | None = None
         self._closed = False
-        self._lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
         self._collector: threading.Thread | None = None
         _open_rollouts.add(self)

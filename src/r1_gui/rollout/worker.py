@@ -65,12 +65,13 @@ class WorkerSpec:
     concurrency: int = 1  # groups played at once, each in a thread with its own pool
     torch_threads: int = 1
     weights: Layout | None = None  # the shared block (on this machine); None: weights come by `set_weights`
+    device: str = "auto"  # where the policy copy runs: the trainer's device for local workers; auto: cuda if any
     pool: Any = None  # where its environments run (`r1_gui.envs.runtime.backend.PoolSettings`; None: this machine)
 
 
 def build_policy_model(spec: WorkerSpec):
     """The model as the trainer built it: the same files, dtype, attention and vision attention, the LoRA wrapping
-    (its adapter is then overwritten by the published weights), in eval mode."""
+    (its adapter is then overwritten by the published weights), on `spec.device`, in eval mode."""
     import torch
     from transformers import AutoModelForImageTextToText
 
@@ -84,7 +85,8 @@ def build_policy_model(spec: WorkerSpec):
         from peft import get_peft_model
 
         model = get_peft_model(model, spec.peft_config)
-    return model.eval()
+    device = spec.device if spec.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    return model.to(device).eval()
 
 
 class SamplingPolicy:
