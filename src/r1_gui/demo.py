@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--multi_step",
         action="store_true",
-        help="with --web: tasks of 2-5 clicks in order, GRPO and GiGPO from one warm start (first settings, not tuned)",
+        help="with --web: tasks of 2-5 clicks in order, GRPO and GiGPO from one warm start (docs/records/web_demo.md)",
     )
     parser.add_argument(
         "--arch",

@@ -11,7 +11,7 @@ asked one step at a time, and draw them (`python -m r1_gui.play`; before 2026-11
 Prints one line per episode (seed, task, success, steps, instruction) and the success rate. --gif draws the first
 episode with each action on its screen (the click point, the swipe arrow, the action as code below): an animated GIF
 for a .gif path, a PNG strip for any other. The environment is built in this process, or with --env_backend ray on a
-Ray cluster (README "Environments on a cluster"). An environment with a fixed number of episodes (a recorded split)
+Ray cluster (docs/guide/environments.md, "Environments on a cluster"). An environment with a fixed number of episodes (a recorded split)
 plays each at most once. A checkpoint (--model_name_or_path) is asked as the step evaluation asks it
 (r1_gui.generation.HFGenerator): the screenshot, the instruction and the previous actions in the Aguvis
 human-turn wording, one step at a time; eval/test_phone.py evaluates checkpoints trained on whole episodes.

@@ -96,8 +96,8 @@ class EnvArguments:
         default="local",
         metadata={
             "help": "Where the environments run: local (worker processes of this machine), ray (one Ray actor per "
-            "environment on a cluster; see README 'Environments on a cluster') or openenv (one session per "
-            "environment on the OpenEnv servers of --env_url; see README 'Environments from elsewhere').",
+            "environment on a cluster; see docs/guide/environments.md, 'Environments on a cluster') or openenv (one "
+            "session per environment on the OpenEnv servers of --env_url; see README 'Environments from elsewhere').",
             "choices": ["local", "ray", "openenv"],
         },
     )
