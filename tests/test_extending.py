@@ -115,9 +115,12 @@ def test_training_from_python_as_the_readme_writes_it(tiny_qwen2_vl, synthetic_d
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "synthetic").symlink_to(synthetic_dataset)
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
     state = json.loads((tmp_path / "runs" / "from-python" / "trainer_state.json").read_text())
     assert state["global_step"] == 2 and (tmp_path / "runs" / "from-python" / "model.safetensors").is_file()
+    # answers as short as the tiny recipe's: trl's 512 made each step several times slower (issue 71, item 11)
+    assert namespace["settings"][1].max_completion_length <= 48
 
 
 def write_reward_module(folder, text: str, monkeypatch) -> None:
