@@ -514,3 +514,28 @@ def test_a_run_resumed_from_a_checkpoint_refills_its_buffer_and_goes_on(
     entries = [entry for entry in logged(tmp_path) if "loss" in entry]
     assert [entry["step"] for entry in entries][-1] == 3
     assert entries[-1]["async/staleness_max"] <= 1 and entries[-1]["async/dropped_stale"] == 0
+
+
+@pytest.mark.slow
+def test_a_lora_run_sends_its_adapter_only(tiny_qwen2_vl, tmp_path, monkeypatch, digits_reward):
+    """--use_peft: the workers wrap their copy as the trainer does and receive the adapter's parameters alone."""
+    from r1_gui.multi_turn.train import train_multi_turn
+    from r1_gui.multi_turn.trainer import MultiTurnGRPOTrainer
+
+    sizes, original = {}, MultiTurnGRPOTrainer.attach_rollouts
+
+    def recording(self, rollouts):
+        model = self.accelerator.unwrap_model(self.model)
+        sizes["trainable"] = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad) / 1e6
+        sizes["all"] = sum(p.numel() * p.element_size() for p in model.parameters()) / 1e6
+        return original(self, rollouts)
+
+    monkeypatch.setattr(MultiTurnGRPOTrainer, "attach_rollouts", recording)
+    train_multi_turn(
+        *async_args(tiny_qwen2_vl, tmp_path, "tiny_cpu_phone_grpo.yaml", "--rollout_mode", "async", "--use_peft",
+                    "--lora_r", "4", "--lora_alpha", "8")
+    )  # fmt: skip
+    entries = [entry for entry in logged(tmp_path) if "loss" in entry]
+    assert len(entries) == 2
+    assert entries[0]["async/weight_sync_mb"] == pytest.approx(sizes["trainable"], rel=0.01)
+    assert sizes["trainable"] < sizes["all"] / 4
