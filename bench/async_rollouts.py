@@ -56,7 +56,7 @@ CASES = {
             temperature=1.0,
             reward_funcs=["task_success", "episode_format"],
         ),
-        "async": dict(rollout_workers=2, max_staleness=1, rollout_groups_ahead=1),
+        "async": dict(rollout_workers=2, max_staleness=1, rollout_groups_ahead=0),
         "steps": 12,
     },
     "web": {  # the multi-step web demo's GRPO stage (MultiStepWebDemoConfig), from random weights

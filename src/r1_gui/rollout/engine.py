@@ -63,7 +63,7 @@ class AsyncSettings:
 
     workers: int = 2
     max_staleness: int = 1
-    groups_ahead: int = 1
+    groups_ahead: int = 0
     weight_sync_steps: int = 1
     max_restarts: int = 3  # deaths of one worker in a row (no group finished between) before the run stops
     # where the workers run: None, processes of this machine; a PoolSettings of --env_backend ray: Ray actors placed

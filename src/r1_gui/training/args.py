@@ -189,10 +189,11 @@ class EnvArguments:
         },
     )
     rollout_groups_ahead: int = field(
-        default=1,
+        default=0,
         metadata={
-            "help": "With --rollout_mode async: groups in play beyond what the bound needs, so a straggler never "
-            "holds a step (it lands in a later one or is dropped for age)."
+            "help": "With --rollout_mode async: groups in play beyond (1 + --max_staleness) x a step's groups, so a "
+            "straggler holds no step even at --max_staleness 0; each one not needed for a straggler is dropped for "
+            "age."
         },
     )
     weight_sync_steps: int = field(
