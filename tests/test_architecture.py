@@ -148,6 +148,76 @@ def test_no_arrow_points_up(package, forbidden):
         assert not wrong, f"{path} imports {wrong}"
 
 
+# evaluation/'s rooms in floors, bottom up (docs/architecture.md, "evaluation/ in floors"). A room is a sub-package
+# or a module at evaluation/'s top; the rooms of one floor are siblings (neither imports the other), and a room imports
+# only rooms of lower floors. The package itself (`r1_gui.evaluation`, the public API) sits above them all.
+EVALUATION_FLOORS = (
+    ("errors", "intervals", "presets"),  # nothing of evaluation: the error type, 95% intervals, --protocol presets
+    ("metrics", "config"),  # every metric's definition and value; EvalConfig
+    ("run",),  # what both evaluations keep: the card, resume, the files' names, report.md's shared parts
+    ("stats", "peers"),  # two runs compared; the peers' benchmarks and their metrics
+    ("steps", "episodes"),  # the two evaluations, side by side
+)
+
+
+def evaluation_room(module: str) -> str | None:
+    """The room of an r1_gui.evaluation module (``r1_gui.evaluation.run.resume`` -> ``run``); None for the package."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["r1_gui", "evaluation"] else None
+
+
+def evaluation_arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import in ``graph`` from one evaluation room to another that is not on a lower floor, as
+    `module -> imported (room floor -> room floor)`; a room in no floor is reported too."""
+    floor = {room: number for number, rooms in enumerate(EVALUATION_FLOORS) for room in rooms}
+    wrong = []
+    for module, edges in sorted(graph.items()):
+        room = evaluation_room(module)
+        if room is None:
+            continue
+        if room not in floor:
+            wrong.append(f"{module}: room {room!r} is on no floor of EVALUATION_FLOORS")
+            continue
+        for other in sorted(edges):
+            other_room = evaluation_room(other)
+            if other_room is None and other == "r1_gui.evaluation":
+                wrong.append(f"{module} -> {other} (the package's API, above every room)")
+            elif other_room not in (None, room) and floor.get(other_room, len(EVALUATION_FLOORS)) >= floor[room]:
+                where = f"{floor.get(other_room, '?')}" if other_room in floor else "no floor"
+                wrong.append(f"{module} -> {other} ({room} floor {floor[room]} -> {other_room} floor {where})")
+    return wrong
+
+
+def test_evaluation_rooms_import_only_from_lower_floors():
+    """No import runs back up (or sideways) between evaluation/'s rooms (issue 70 item 5), and every room listed
+    exists: a new room is placed on a floor, not left out."""
+    graph = import_graph()
+    rooms = {evaluation_room(module) for module in graph} - {None}
+    listed = {room for floor in EVALUATION_FLOORS for room in floor}
+    assert not listed - rooms, f"EVALUATION_FLOORS lists rooms that do not exist: {sorted(listed - rooms)}"
+    wrong = evaluation_arrows_up(graph)
+    assert not wrong, "imports that run back up inside evaluation/:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "module, imported",
+    [
+        ("r1_gui.evaluation.run.resume", "r1_gui.evaluation.steps.report"),  # a lower floor reaching up
+        ("r1_gui.evaluation.steps.runner", "r1_gui.evaluation.episodes.run"),  # siblings
+        ("r1_gui.evaluation.metrics", "r1_gui.evaluation"),  # a room importing the package's API
+        ("r1_gui.evaluation.newroom.x", "r1_gui.evaluation.errors"),  # a room on no floor
+    ],
+)
+def test_the_evaluation_floor_rule_catches(module, imported):
+    """The rule is not vacuous: each of these imports is reported; an import inside a room and one down are not."""
+    graph = {
+        module: {imported},
+        "r1_gui.evaluation.steps.cli": {"r1_gui.evaluation.steps.runner", "r1_gui.evaluation.run.protocol"},
+    }
+    assert [line for line in evaluation_arrows_up(graph) if line.startswith(module)], (module, imported)
+    assert not [line for line in evaluation_arrows_up(graph) if line.startswith("r1_gui.evaluation.steps.cli")]
+
+
 def where_things_are() -> list[tuple[str, str]]:
     """(what, where) of every row of README.md's "Where things are" table."""
     readme = (SRC.parents[1] / "README.md").read_text()

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.intervals import wilson
 from r1_gui.evaluation.peers.benchmarks import load_benchmark, navigation_scores
 from r1_gui.evaluation.peers.guir1_eval import navigation_hits
-from r1_gui.evaluation.peers.guir1_predictions import score_guir1_predictions
-from r1_gui.evaluation.stats.intervals import wilson
 from r1_gui.evaluation.steps.cli import main
+from r1_gui.evaluation.steps.guir1_predictions import score_guir1_predictions
 from r1_gui.synthetic.benchmark_sets import write_benchmark_set
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The evaluation's 95% intervals (r1_gui.evaluation.stats.intervals): Wilson by hand, bootstrap ratios, paired differences.
+"""The evaluation's 95% intervals (r1_gui.evaluation.intervals): Wilson by hand, bootstrap ratios, paired differences.
 
 The Wilson values are the formula worked by hand with z = 1.959964: centre (p + z^2/2n) / (1 + z^2/n), half-width
 z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n). The bootstrap values are the binomial quantiles they estimate, worked
@@ -7,7 +7,7 @@ with math.comb (the docstring of each case says which).
 
 import pytest
 
-from r1_gui.evaluation.stats.intervals import RESAMPLES, bootstrap_ratio, paired_difference, wilson
+from r1_gui.evaluation.intervals import RESAMPLES, bootstrap_ratio, paired_difference, wilson
 
 
 @pytest.mark.parametrize(

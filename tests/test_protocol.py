@@ -9,7 +9,7 @@ from PIL import Image
 
 from r1_gui.cli_errors import UserError
 from r1_gui.evaluation.config import EvalConfig
-from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given, preset_overrides
+from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given, preset_overrides
 from r1_gui.evaluation.run.protocol import (
     episode_prompt_sha256,
     r1_gui_version,

@@ -1,16 +1,18 @@
-"""AITW step evaluation of GUI agents: the metrics the rewards use, generation backends, resumable runs, reports.
+"""Evaluation of GUI agents, by steps and by episodes: the metrics the rewards use, resumable runs, reports.
 
     from r1_gui.evaluation import evaluate, evaluate_predictions, score_predictions, HFGenerator
     metrics = evaluate("runs/ckpt", "data/aitw-2k", split="test", output_dir="results/ckpt", batch_size=16)
 
-Rooms, by what they do: ``steps/`` (step evaluation: ``runner``, the API above; ``metrics``, the per-sample scores
-and their aggregation; ``samples``; ``report``, report.md and the gallery; ``cli``, ``python eval/test_aitw.py``),
-``episodes/`` (episode evaluation over a pool of any environment: ``run``, ``cli``, ``python eval/test_phone.py``),
-``run/`` (the bookkeeping both share: ``protocol``, the card every metrics.json carries; ``resume``;
-``fingerprint``; ``predictions_file``), ``peers/`` (the peers' benchmarks and numbers: ``benchmarks``,
-``guir1_eval``, ``guir1_predictions``, ``presets`` for ``--protocol``), ``stats/`` (``intervals``, ``compare``:
-``python -m r1_gui.evaluation.stats.compare``); at the top ``config`` (``EvalConfig``: every setting, the
-generators' ``GenerationSettings`` extended) and ``errors`` (``EvaluationError``). The generators it asks live in
+Rooms on floors, bottom up (each imports only from the floors under it; docs/architecture.md): ``errors``
+(``EvaluationError``), ``intervals`` (95% intervals, the paired difference), ``presets`` (``--protocol``); ``metrics``
+(every metric, defined once and computed: per-sample scores, step, episode and benchmark tables) and ``config``
+(``EvalConfig``: every setting, the generators' ``GenerationSettings`` extended); ``run/`` (the bookkeeping both
+evaluations share: ``protocol``, the card every metrics.json carries; ``resume`` and the files' names;
+``fingerprint``; ``predictions_file``; ``report_text``); ``stats/`` (``compare``: ``python -m
+r1_gui.evaluation.stats.compare``) and ``peers/`` (the peers' benchmarks and numbers: ``benchmarks``,
+``guir1_eval``); ``steps/`` (step evaluation: ``runner``, the API above; ``samples``; ``report``, report.md and the
+gallery; ``guir1_predictions``; ``cli``, ``python eval/test_aitw.py``) and ``episodes/`` (episode evaluation over a
+pool of any environment: ``run``, ``cli``, ``python eval/test_phone.py``). The generators it asks live in
 ``r1_gui.generation`` (shared with ``play``, the benches and training's prompting); ``HFGenerator``,
 ``VLLMGenerator`` and ``make_generator`` are exported here too. Importing the package imports neither torch nor
 transformers; a generator imports them when it is built.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from r1_gui.evaluation.errors import EvaluationError
-from r1_gui.evaluation.peers.presets import PRESETS
+from r1_gui.evaluation.presets import PRESETS
 from r1_gui.generation.settings import GenerationSettings
 
 

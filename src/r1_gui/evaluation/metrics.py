@@ -23,7 +23,7 @@ from typing import Any
 
 from r1_gui.actions import ACTION_TYPES, Action, extract_action, format_action, original_call
 from r1_gui.actions.completion import original_solution_call
-from r1_gui.evaluation.stats.intervals import CI_SUFFIX, bootstrap_ratio, wilson
+from r1_gui.evaluation.intervals import CI_SUFFIX, bootstrap_ratio, wilson
 from r1_gui.scoring import score_pair
 
 UNPARSED = "unparsed"  # the predicted "type" of an output without an action (and of a failed sample)

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
     from r1_gui.envs.runtime.pool import EnvStartError
     from r1_gui.evaluation.episodes.run import EpisodeSettings, evaluate_episodes
     from r1_gui.evaluation.errors import EvaluationError
-    from r1_gui.evaluation.steps.report import card_line
+    from r1_gui.evaluation.run.report_text import card_line
     from r1_gui.output_lock import output_folder_lock
     from r1_gui.paths import check_output_folder
 
@@ -114,8 +114,8 @@ def episodes_kept(output_dir: str) -> str:
     """What a Ctrl-C leaves: the episodes written so far, which the same command reuses."""
     from pathlib import Path
 
-    from r1_gui.evaluation.episodes.run import EPISODES_FILE
     from r1_gui.evaluation.run.predictions_file import read_records
+    from r1_gui.evaluation.run.resume import EPISODES_FILE
 
     path = Path(output_dir) / EPISODES_FILE
     return f"{len(read_records(path, repair=False))} episodes in {path}"

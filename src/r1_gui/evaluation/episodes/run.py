@@ -43,9 +43,13 @@ from r1_gui.evaluation.run.protocol import (
     protocol_card,
     resolve_image_settings,
 )
+from r1_gui.evaluation.run.report_text import cell, metrics_table, protocol_section, settings_lines, with_interval
 from r1_gui.evaluation.run.resume import (
+    EPISODES_FILE,
     GENERATION_KEYS,
     METRICS_FILE,
+    PICTURES_DIR,
+    REPORT_FILE,
     RunFiles,
     check_resume,
     clear_run,
@@ -53,21 +57,11 @@ from r1_gui.evaluation.run.resume import (
     model_record,
     write_run_config,
 )
-from r1_gui.evaluation.steps.report import (
-    REPORT_FILE,
-    cell,
-    metrics_table,
-    protocol_section,
-    settings_lines,
-    with_interval,
-)
 from r1_gui.generation.settings import log_warnings
 from r1_gui.scoring import click_hit
 
 logger = logging.getLogger(__name__)
 
-EPISODES_FILE = "episodes.jsonl"
-PICTURES_DIR = "episodes"
 EPISODE_RUN = RunFiles(
     EPISODES_FILE,
     PICTURES_DIR,

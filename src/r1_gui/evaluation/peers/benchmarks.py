@@ -43,10 +43,10 @@ from r1_gui.actions import Action, format_action, read_bbox
 from r1_gui.actions.guir1 import guir1_name
 from r1_gui.actions.guir1_rows import action_and_box, number_list
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.intervals import CI_SUFFIX, interval_text
 from r1_gui.evaluation.metrics import GROUNDING_METRICS, NAVIGATION_METRICS, metric_values, navigation_counts
 from r1_gui.evaluation.peers import guir1_eval
 from r1_gui.evaluation.run.predictions_file import json_line
-from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text
 from r1_gui.prompts import PROBLEM_TEMPLATE, history_steps, history_text
 from r1_gui.scoring.aitw import text_matches
 

@@ -34,7 +34,7 @@ from typing import Any
 from r1_gui.actions import Action
 from r1_gui.actions.guir1 import NO_TEXT, guir1_name
 from r1_gui.actions.guir1_rows import number_list
-from r1_gui.evaluation.stats.intervals import CI_SUFFIX, wilson
+from r1_gui.evaluation.intervals import CI_SUFFIX, wilson
 from r1_gui.scoring.guir1 import GUIR1_TEXT_F1, guir1_text, guir1_text_f1
 
 GROUNDING_NAMES = ("click", "long_press", "moveto", "doubleclick", "rightclick")

@@ -40,7 +40,7 @@ from typing import Any
 
 from r1_gui.actions.coords import IMAGE_FACTOR
 from r1_gui.evaluation.config import EvalConfig
-from r1_gui.evaluation.peers.presets import PRESETS, preset_overrides
+from r1_gui.evaluation.presets import PRESETS, preset_overrides
 from r1_gui.evaluation.run.fingerprint import dataset_fingerprint
 from r1_gui.generation.settings import checked_pixel_bounds, resolve_pixel_bounds
 from r1_gui.prompts import attach_image, build_prompt, chat_template_kwargs, parse_history, stop_token

@@ -17,12 +17,16 @@ from pathlib import Path
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.run.fingerprint import changed_files, model_fingerprint
 from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE
-from r1_gui.evaluation.steps.report import GALLERY_DIR, REPORT_FILE
 
 logger = logging.getLogger(__name__)
 
+# The files an evaluation run writes into its output folder, named once for every room that reads or writes them.
 METRICS_FILE = "metrics.json"
 RUN_CONFIG_FILE = "run_config.json"
+REPORT_FILE = "report.md"
+GALLERY_DIR = "gallery"  # a step evaluation's annotated screenshots
+EPISODES_FILE = "episodes.jsonl"  # an episode evaluation's records (a step evaluation's: PREDICTIONS_FILE)
+PICTURES_DIR = "episodes"  # an episode evaluation's strips of screenshots
 CONTENT_KEYS = ("model_fingerprint", "dataset_fingerprint")
 START_OVER = "pass --overwrite to delete them and start over, or write to a new --output_dir"
 

@@ -29,12 +29,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
-from r1_gui.evaluation.episodes.run import EPISODES_FILE
 from r1_gui.evaluation.errors import EvaluationError
+from r1_gui.evaluation.intervals import RESAMPLES, SEED, interval_text, paired_difference
 from r1_gui.evaluation.metrics import EPISODE_METRICS, STEP_METRICS, Metric, episode_units, step_counts
 from r1_gui.evaluation.run.predictions_file import PREDICTIONS_FILE, read_records
-from r1_gui.evaluation.run.resume import METRICS_FILE
-from r1_gui.evaluation.stats.intervals import RESAMPLES, SEED, interval_text, paired_difference
+from r1_gui.evaluation.run.resume import EPISODES_FILE, METRICS_FILE
 
 # The card fields that change what a metric measures: two runs that differ in one are not comparable.
 METRIC_FIELDS = (

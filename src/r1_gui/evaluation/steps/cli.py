@@ -36,7 +36,7 @@ from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on
 from r1_gui.evaluation.config import EvalConfig
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.peers.benchmarks import BENCHMARKS
-from r1_gui.evaluation.peers.presets import PRESETS, apply_preset, flags_given
+from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
 from r1_gui.generation import add_backend_arguments, add_generation_arguments
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
@@ -86,7 +86,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=EvalConfig.default("protocol"),
         help="the settings a peer's own evaluation used (r1v: R1-V-GUI-Agent's eval/test_aitw.py; guir1: GUI-R1's "
         "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
-        "r1_gui/evaluation/peers/presets.py for where each value comes from and what is not reproduced",
+        "r1_gui/evaluation/presets.py for where each value comes from and what is not reproduced",
     )
     add_backend_arguments(parser)
     parser.add_argument(
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> dict:
 def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """The metrics of the evaluation ``args`` ask for: a model run, a predictions file, or GUI-R1's inference output."""
     # Imported here so that --help and argument errors answer at once.
-    from r1_gui.evaluation.peers.guir1_predictions import is_guir1_predictions, score_guir1_predictions
+    from r1_gui.evaluation.steps.guir1_predictions import is_guir1_predictions, score_guir1_predictions
     from r1_gui.evaluation.steps.runner import evaluate, evaluate_predictions
 
     try:

@@ -17,109 +17,36 @@ from typing import Any
 from r1_gui.actions import Action, format_action
 from r1_gui.evaluation.metrics import METRICS, STEP_METRICS, UNPARSED
 from r1_gui.evaluation.peers.benchmarks import benchmark_tables
-from r1_gui.evaluation.stats.intervals import CI_SUFFIX, interval_text
+from r1_gui.evaluation.run.report_text import (
+    OUTPUT_CHARS,
+    card_line,
+    cell,
+    metrics_table,
+    one_line,
+    protocol_section,
+    settings_lines,
+    with_interval,
+)
+from r1_gui.evaluation.run.resume import GALLERY_DIR, REPORT_FILE
 from r1_gui.evaluation.steps.samples import Sample, image_reference
 from r1_gui.gui_datasets import open_screenshot
 
 logger = logging.getLogger(__name__)
 
-REPORT_FILE = "report.md"
-GALLERY_DIR = "gallery"
 MAX_UNPARSED_LISTED = 200
-OUTPUT_CHARS = 200
 
 # The per-type table: its metric keys and their column headers (not a dataset's columns: see builder.DATASET_COLUMNS).
 PER_TYPE_TABLE_COLUMNS = {"num_samples": "samples", "parse_rate": "parsed", **{name: name for name in METRICS}}
 
 
-def _short(text: Any, limit: int | None = None) -> str:
-    """One printable line (newlines as ⏎, other control characters as spaces), cut to ``limit`` characters."""
-    text = "" if text is None else str(text)
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + "…"
-    return "".join("⏎" if char == "\n" else char if char.isprintable() else " " for char in text)
-
-
 def _picture_lines(label: str, text: Any, limit: int) -> list[str]:
     """``text`` cut to ``limit`` characters as a picture's caption lines, its own lines kept as lines (the picture's
     font has no glyph for ⏎, which drew as a box), other control characters as spaces; the first after ``label``."""
-    lines = _short(text, limit).split("⏎")
+    lines = one_line(text, limit).split("⏎")
     return [label + lines[0], *lines[1:]]
 
 
-def cell(text: Any, limit: int | None = None) -> str:
-    """Text safe inside a markdown table cell: one line, markdown and HTML characters escaped (a model output
-    may hold "<tool_call>" or pipes)."""
-    text = _short(text, limit).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def number_text(value: Any) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-
-def with_interval(numbers: dict, key: str) -> str:
-    """``numbers[key]`` and, when ``numbers`` has one, its 95% interval: "0.5000 [0.2366, 0.7634]"."""
-    value = "-" if numbers.get(key) is None else number_text(numbers[key])
-    return value + (f" {interval_text(numbers[key + CI_SUFFIX])}" if key + CI_SUFFIX in numbers else "")
-
-
-def settings_lines(settings: dict) -> str:
-    """The run's settings as a markdown list, each value one escaped line (the top of every report.md)."""
-    return "\n".join(f"- {key}: {cell(value, OUTPUT_CHARS)}" for key, value in settings.items())
-
-
-def _card_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return "; ".join(f"{key}: {_card_value(item)}" for key, item in value.items())
-    if isinstance(value, list):
-        return ", ".join(_card_value(item) for item in value) or "none"
-    return str(value)
-
-
-def protocol_section(card: dict) -> str:
-    """The protocol card (``evaluation.protocol``) as a markdown list: the top of every report.md."""
-    lines = ["## Protocol", "", "What these numbers were measured under (metrics.json, key `protocol`).", ""]
-    for key, value in card.items():
-        if key == "warnings":
-            continue
-        lines.append(f"- {key}: {cell(_card_value(value))}")
-    lines += [f"- **warning**: {cell(warning)}" for warning in card.get("warnings", [])]
-    return "\n".join(lines)
-
-
-def card_line(card: dict) -> str:
-    """The card in one line, for the console: what a reader checks before comparing two numbers."""
-    image, split, decode = card["image"], card["split"], card.get("decoding")
-    prompt = card["prompt"]
-    parts = [
-        f"protocol: {card['evaluation']}" + (f" (preset {card['preset']})" if card.get("preset") else ""),
-        f"prompt {prompt['style']}" + (f" {prompt['sha256'][:12]}" if prompt.get("sha256") else ""),
-        f"coordinates {card['coordinates']}",
-        f"pixels {image['min_pixels']}..{image['max_pixels']} (min from {image['min_pixels_from']}, max from "
-        f"{image['max_pixels_from']})",
-        f"{split.get('rows', split.get('episodes'))} {'rows' if 'rows' in split else 'episodes'} "
-        f"{str(split.get('sha256'))[:12]}",
-    ]
-    if decode:
-        parts.append(
-            ("greedy" if decode["greedy"] else f"temperature {decode['temperature']}")
-            + f", {decode['max_new_tokens']} new tokens"
-        )
-    return "; ".join(parts)
-
-
 STEP_METRIC_ROWS = ("num_samples", *(metric.name for metric in STEP_METRICS), "num_errors")
-
-
-def metrics_table(metrics: dict, keys: Sequence[str] = STEP_METRIC_ROWS) -> str:
-    """| metric | value | 95% interval | for the overall numbers ``keys`` (a step evaluation's by default)."""
-    lines = ["| metric | value | 95% interval |", "|---|---|---|"]
-    for key in keys:
-        interval = interval_text(metrics[key + CI_SUFFIX]) if key + CI_SUFFIX in metrics else ""
-        value = "-" if metrics[key] is None else number_text(metrics[key])
-        lines.append(f"| {key} | {value} | {interval} |")
-    return "\n".join(lines)
 
 
 def per_type_table(metrics: dict) -> str:
@@ -247,7 +174,7 @@ def write_report(
         "",
         "## Metrics",
         "",
-        metrics_table(metrics),
+        metrics_table(metrics, STEP_METRIC_ROWS),
         "",
         "## Per ground-truth action type",
         "",
@@ -276,6 +203,6 @@ def write_report(
 
 def summary(metrics: dict) -> str:
     """The CLI's closing text: the protocol in one line, the overall table and the per-type table (95% intervals)."""
-    text = f"{metrics_table(metrics)}\n\n{per_type_table(metrics)}"
+    text = f"{metrics_table(metrics, STEP_METRIC_ROWS)}\n\n{per_type_table(metrics)}"
     text = (f"{card_line(metrics['protocol'])}\n\n" if "protocol" in metrics else "") + text
     return text + (f"\n\n{benchmark_tables(metrics['benchmark'])}" if "benchmark" in metrics else "")
