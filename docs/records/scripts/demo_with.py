@@ -1,5 +1,6 @@
 """A demo with some of its settings changed, as the records' tries ran it (docs/records/multi_turn_demo.md and
-web_demo.md cite it; it was /work/explore/phone_demo.py on the machines they were measured on):
+web_demo.md cite it; it was /work/explore/phone_demo.py, not in the repository, on the machines they were
+measured on):
 
     python docs/records/scripts/demo_with.py runs/idle-s0 --seed 0 --set '{"sft_idle_wait_share": 0.5}'
     python docs/records/scripts/demo_with.py runs/ms-s0 --seed 0 --kind web_ms --set '{"sft_check_every": 1}'

@@ -1,4 +1,4 @@
-"""GRPO training of a GUI agent (Qwen2-VL, Qwen2.5-VL, Aguvis) on builder datasets.
+"""GRPO training of a GUI agent (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Aguvis) on builder datasets.
 
     # 8 GPUs, the original R1-V-GUI-Agent run (Aguvis-7B, AITW-2k, ZeRO-1):
     torchrun --nproc_per_node 8 src/r1_gui/grpo_gui.py --config local_scripts/aguvis7b_aitw2k_grpo.yaml \\

@@ -108,7 +108,7 @@ class _Worker:
 class SlotPool:
     """What every pool backend shares: the calls (describe, reset with its retries, slots_for, step), the failure
     count and the tasks each slot last reset to. A backend (`EnvPool` here; `r1_gui.envs.runtime.ray_pool.RayEnvPool` on a
-    Ray cluster) implements `call` and `close`; callers see only this interface and never know the backend."""
+    Ray cluster) implements `_call` and `close`; callers see only this interface and never know the backend."""
 
     def __init__(
         self,
