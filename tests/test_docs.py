@@ -335,3 +335,89 @@ def test_the_path_rule_catches(cited, stale):
 )
 def test_the_name_rule_catches(dotted, stale):
     assert bool(stale_name(dotted)) is stale, stale_name(dotted)
+
+
+# -- the walk of one multi-turn step (issue 70 item 9) ----------------------------------------------------------------
+# docs/guide/multi_turn_step.md cites code as `file:line::Class.method` (a def at that line), `file::Class.method` (a
+# def or class of that name in the file: r1_gui's own, by name) or `file:line -> name` (a line that says `name`). trl's
+# and transformers' files are read where they are installed.
+
+STEP_WALK = REPO / "docs" / "guide" / "multi_turn_step.md"
+CITATION = re.compile(r"`([\w/.]+\.py)(?::(\d+))?(?:::([\w.]+)| -> (\w+))`")
+
+
+def cited_file(path: str) -> Path:
+    """A cited file: r1_gui's from the repository, trl's and transformers' from their installed packages."""
+    import importlib.util
+
+    package = path.split("/", 1)[0]
+    if package in ("trl", "transformers"):
+        return Path(importlib.util.find_spec(package).submodule_search_locations[0]).parent / path
+    return REPO / path
+
+
+def definition(path: Path, qualified: str) -> ast.AST | None:
+    """The class or function ``Class.method`` (or ``function``) of a Python file; None if it defines none."""
+    nodes = ast.parse(path.read_text(encoding="utf-8")).body
+    found = None
+    for name in qualified.split("."):
+        found = next(
+            (
+                node
+                for node in nodes
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        nodes = found.body
+    return found
+
+
+def wrong_citations(text: str) -> tuple[list[str], int]:
+    """(what is wrong with each citation of ``text``, how many it holds)."""
+    wrong, count = [], 0
+    for match in CITATION.finditer(" ".join(text.split())):
+        path, line, qualified, called = match.groups()
+        count += 1
+        target = cited_file(path)
+        if not target.is_file():
+            wrong.append(f"{match.group(0)}: no file {target}")
+        elif qualified:
+            node = definition(target, qualified)
+            if node is None:
+                wrong.append(f"{match.group(0)}: {path} defines no {qualified}")
+            elif line and node.lineno != int(line):
+                wrong.append(f"{match.group(0)}: {qualified} is defined at line {node.lineno}")
+        elif line and called:
+            lines = target.read_text(encoding="utf-8").splitlines()
+            if not (0 < int(line) <= len(lines) and called in lines[int(line) - 1]):
+                said = sorted(
+                    (n for n, text in enumerate(lines, 1) if called in text), key=lambda n: abs(n - int(line))
+                )
+                wrong.append(f"{match.group(0)}: line {line} does not say {called} (the nearest that do: {said[:3]})")
+        else:
+            wrong.append(f"{match.group(0)}: a call is cited with its line (`file:line -> name`)")
+    return wrong, count
+
+
+def test_the_walk_of_a_multi_turn_step_cites_code_that_is_there():
+    """Every def, class and call line docs/guide/multi_turn_step.md cites exists where it says (issue 70 item 9)."""
+    wrong, count = wrong_citations(STEP_WALK.read_text(encoding="utf-8"))
+    assert count >= 40, f"the walk cites {count} places: its citations no longer read as `file:line::name`?"
+    assert not wrong, "stale citations in docs/guide/multi_turn_step.md:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "citation",
+    [
+        "`trl/trainer/grpo_trainer.py:1523::GRPOTrainer._prepare_inputs`",  # the def is at 1522
+        "`trl/trainer/grpo_trainer.py:2211 -> rollout_func`",  # the call is at 2210
+        "`src/r1_gui/multi_turn/trainer.py::MultiTurnGRPOTrainer._no_such_hook`",
+        "`src/r1_gui/multi_turn/no_such_file.py::x`",
+    ],
+)
+def test_the_walk_rule_catches(citation):
+    wrong, count = wrong_citations(citation)
+    assert count == 1 and wrong, citation
