@@ -1118,6 +1118,7 @@ def test_every_installed_command_exits_0_after_it_succeeds_and_2_with_one_line_o
         "r1-gui-merge-lora": ["--adapter", lora_adapter, "--output_dir", out / "merged"],
         "r1-gui-train": ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
                          synthetic_dataset, "--max_steps", "1", "--output_dir", out / "grpo"],
+        "r1-gui-plot": [out / "grpo"],
         "r1-gui-sft": ["--config", SFT_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name",
                        synthetic_dataset, "--max_steps", "1", "--output_dir", out / "sft"],
         "r1-gui-demo": ["--fast", "--output_dir", out / "demo"],

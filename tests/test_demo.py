@@ -160,3 +160,24 @@ def test_a_one_step_reward_curve_is_not_empty(tmp_path):
         height // 2 - 40 : height // 2 + 40, width // 2 - 40 : width // 2 + 40
     ]  # step 1 at 0.5: the middle
     assert middle.sum() > 20, "the one step's point is drawn (the legend alone is not)"
+
+
+def test_r1_gui_plot_draws_a_runs_reward_and_success_curves(tmp_path, capsys):
+    """Only the demos drew reward_curve.png; a normal run had no picture of its rewards and TensorBoard is not
+    installed (issue 71, item 12). `r1-gui-plot RUN` draws them from the run's log, a checkpoint's while it trains."""
+    from r1_gui.visualize import main
+
+    run = tmp_path / "run"
+    (run / "checkpoint-2").mkdir(parents=True)
+    rows = [{"step": step, "reward": 0.25 * step, "rewards/task_success/mean": 0.25 * step,
+             "episodes/success_rate": 0.25 * step, "episodes/turn_parse_rate": 1.0} for step in (1, 2)]  # fmt: skip
+    (run / "checkpoint-2" / "trainer_state.json").write_text(json.dumps({"log_history": [*rows, {"loss": 0.1}]}))
+    assert main([str(run)]) == rows  # still training: the newest checkpoint's log
+    with Image.open(run / "reward_curve.png") as picture:
+        assert picture.size[0] > 400
+    assert capsys.readouterr().out.startswith(f"wrote {run / 'reward_curve.png'}: 2 logged steps of ")
+    (run / "trainer_state.json").write_text(json.dumps({"log_history": [{"loss": 0.3, "step": 1}]}))  # SFT's log
+    for target, said in ((run, "logs no step with a reward"), (tmp_path / "nothing", "holds no trainer_state.json")):
+        with pytest.raises(SystemExit) as refused:
+            main([str(target)])
+        assert refused.value.code == 2 and said in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """Pictures: the screenshot with the ground truth (green) and the prediction (red) drawn on it (the trainer's
-completions table, the evaluation report's gallery), and a GRPO run's reward curve (the demos).
+completions table, the evaluation report's gallery), and a GRPO run's reward and success curves (the demos, and the
+command `r1-gui-plot RUN`, `python -m r1_gui.visualize RUN`, for any run).
 
     picture = draw_actions(screenshot, ground_truth, prediction, bbox=[0.1, 0.2, 0.3, 0.25])
     card = with_caption(picture, ["Open the Clock app", "pyautogui.click(x=0.2, y=0.22)"])
@@ -8,12 +9,14 @@ completions table, the evaluation report's gallery), and a GRPO run's reward cur
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
 from r1_gui.actions import Action
+from r1_gui.cli_errors import UserError, cli_main, command_parser, installed
 
 GROUND_TRUTH = (0, 170, 70)
 PREDICTION = (220, 30, 30)
@@ -87,21 +90,23 @@ def with_caption(picture: Image.Image, lines: list[str], panel_width: int = 420,
 
 
 def reward_curve(grpo_dir: Path, path: Path) -> list[dict]:
-    """Plot every reward's mean per GRPO step and the parse rate (single-step completions, or episode turns) from
-    a GRPO output folder's trainer_state.json; returns the logged rows. Few steps are drawn with markers, so a
-    one-step run still shows its point."""
+    """Plot every reward's mean per GRPO step, the episodes' success rate (an --env run) and the parse rate
+    (single-step completions, or episode turns) from a GRPO output folder's trainer_state.json; returns the logged
+    rows. Few steps are drawn with markers, so a one-step run still shows its point."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    history = json.loads((grpo_dir / "trainer_state.json").read_text())["log_history"]
+    history = json.loads((Path(grpo_dir) / "trainer_state.json").read_text())["log_history"]
     rows = [entry for entry in history if "reward" in entry]
     names = sorted({key.split("/")[1] for entry in rows for key in entry if key.endswith("/mean")})
     figure, axis = plt.subplots(figsize=(7, 4))
     steps = [entry["step"] for entry in rows]
     window = max(1, min(10, len(rows) // 5))
     series = {f"{name} reward": [entry.get(f"rewards/{name}/mean") for entry in rows] for name in names}
+    if any("episodes/success_rate" in entry for entry in rows):
+        series["success rate"] = [entry.get("episodes/success_rate") for entry in rows]
     parse_key = next((k for k in ("completions/parse_rate", "episodes/turn_parse_rate") if rows and k in rows[0]), None)
     if parse_key:
         series["parse rate"] = [entry.get(parse_key) for entry in rows]
@@ -131,3 +136,51 @@ def moving_average(values: list[float | None], window: int) -> list[float | None
         recent = [v for v in values[max(0, index - window + 1) : index + 1] if v is not None]
         averaged.append(sum(recent) / len(recent) if value is not None and recent else None)
     return averaged
+
+
+def run_state(run: Path) -> Path:
+    """The folder whose trainer_state.json holds ``run``'s log: the run's own (written when it ends), else its newest
+    checkpoint-N's (a run still training, or one stopped before its end). A UserError says what is missing."""
+    if (run / "trainer_state.json").is_file():
+        return run
+    saved = sorted(run.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.rsplit("-", 1)[-1]))
+    if saved:
+        return saved[-1].parent
+    raise UserError(
+        f"{run} holds no trainer_state.json, nor a checkpoint-N folder with one: give the --output_dir of a GRPO run "
+        "(it writes the file when it ends, and in each checkpoint it saves)"
+    )
+
+
+@cli_main
+def main(argv: list[str] | None = None) -> list[dict]:
+    """`r1-gui-plot RUN [--out PNG]`: a GRPO run's reward and success curves, from its logs."""
+    parser = command_parser(
+        "Draw a GRPO run's curves from its log (trainer_state.json): each reward's mean per step, the episodes'\n"
+        "success rate (--env runs) and the parse rate, each with its moving mean.\n\n"
+        "    r1-gui-plot runs/tiny-cpu-grpo                  # writes runs/tiny-cpu-grpo/reward_curve.png",
+        prog="r1-gui-plot",
+    )
+    parser.add_argument("run", type=Path, help="the run's --output_dir (or one of its checkpoint-N folders)")
+    parser.add_argument("--out", type=Path, default=None, help="the picture to write (default: RUN/reward_curve.png)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    folder = run_state(args.run)
+    out = args.out or args.run / "reward_curve.png"
+    rows = [
+        entry for entry in json.loads((folder / "trainer_state.json").read_text())["log_history"] if "reward" in entry
+    ]
+    if not rows:
+        raise UserError(
+            f"{folder / 'trainer_state.json'} logs no step with a reward: a GRPO run logs one every --logging_steps "
+            "steps (trl's default 10; the tiny recipes log every step); an SFT run logs its loss only"
+        )
+    rows = reward_curve(folder, out)
+    print(f"wrote {out}: {len(rows)} logged steps of {folder}")
+    return rows
+
+
+cli = installed(main)  # the installed command (pyproject.toml's [project.scripts]): main, returning nothing
+
+
+if __name__ == "__main__":
+    main()
