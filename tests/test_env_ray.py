@@ -177,6 +177,9 @@ def test_ray_address_auto_that_finds_an_address_where_nothing_answers_is_one_lin
         env["RAY_ADDRESS"] = address
         expected = f"error: --ray_address auto: RAY_ADDRESS names {address}, where nothing answers ("
     else:
+        heads = [line for _, _, line in process_table().values() if "gcs_server" in line.split(" ", 1)[0]]
+        if heads:  # Ray's auto prefers a head process running here to the file's address (Ray not imported here)
+            pytest.skip("a Ray head runs on this machine (another test's or job's): auto would join it")
         (tmp_path / "ray").mkdir()
         (tmp_path / "ray" / "ray_current_cluster").write_text(address + "\n")
         expected = (f"error: --ray_address auto: {tmp_path / 'ray' / 'ray_current_cluster'} (the last `ray start` on "
@@ -223,6 +226,20 @@ def test_each_command_refuses_pool_flags_that_cannot_work_in_one_line(command, t
 
 
 class TestOnTwoNodes:
+    def test_auto_says_which_cluster_it_joined(self, cluster, monkeypatch, caplog):
+        """--ray_address auto joined a running cluster without a word (issue 71, item 5)."""
+        monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+        with (
+            caplog.at_level("WARNING", logger="r1_gui.envs.runtime.ray_pool"),
+            ray_pool(cluster, address="auto") as pool,
+        ):
+            assert pool.describe().tasks == ("left", "right")
+        joined = [record.getMessage() for record in caplog.records if "joined" in record.getMessage()]
+        assert len(joined) == 1 and joined[0].startswith(
+            f"--ray_address auto: joined the Ray cluster at {cluster.address} (RAY_ADDRESS names it): 2 nodes; CPU 3, "
+        ), joined
+        assert "envhost 16" in joined[0]
+
     @pytest.mark.slow
     def test_every_actor_lands_on_the_node_with_the_resource_and_steps_side_by_side(self, cluster):
         """Four environments sleeping 1 s a step cost about 1 s a turn (not 4 s); every actor runs on the
@@ -501,6 +518,58 @@ class TestOnTwoNodes:
         assert seen and wait_until(lambda: not alive(seen)), f"left after the SIGKILL: {alive(seen)}"
         raylets = [raylet_of(cluster.head_node), env_raylet]
         assert alive(raylets) == sorted(raylets), "the user's cluster stays up"
+
+
+@pytest.mark.slow
+def test_a_cluster_that_asks_for_a_token_is_one_line_at_once(ray_env, tmp_path):
+    """--ray_address HEAD of a cluster with Ray's token authentication, from a machine without the token: 26 s and
+    about 20 lines of Ray's warnings before r1_gui's line (issue 71, item 5). Now the line alone, within seconds. The
+    head runs in a process of the test's own (started with the token, so its processes have it), ended by the test."""
+    import secrets
+
+    without = {key: value for key, value in os.environ.items() if not key.startswith("RAY_AUTH")}
+    head_env = {**without, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), "HOME": str(tmp_path)}
+    serve = ("import sys; from ray.cluster_utils import Cluster; head = Cluster(initialize_head=True, head_node_args="
+             "{'num_cpus': 1, 'include_dashboard': False}); print(head.address, flush=True); sys.stdin.read(); "
+             "head.shutdown()")  # fmt: skip
+    head = subprocess.Popen([sys.executable, "-c", serve], env=head_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        address = head.stdout.readline().strip()
+        assert address.startswith("127.0.0.1:"), address
+        began = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "r1_gui.play", "--env", BUTTON, "--env_backend", "ray",
+                               "--ray_address", address], env={**without, "HOME": str(tmp_path / "client"),
+                               "PYTHONPATH": HELPERS}, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+        seconds = time.monotonic() - began
+    finally:
+        head.stdin.close()
+        head.wait(timeout=60)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and lines == [
+        f"error: --ray_address {address}: the cluster asks for Ray's token authentication: export RAY_AUTH_MODE=token "
+        "and give this machine the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
+    ], done.stderr[-3000:]
+    assert seconds < 15, seconds
+
+
+@pytest.mark.slow
+def test_a_local_ray_says_it_advertises_the_resources_here_and_writes_no_token_file(ray_env, tmp_path):
+    """The local Ray started for a run advertised whatever --env_resources asks, so the environments ran beside the
+    trainer without a word, and Ray printed its token warning and left ~/.ray/auth_token (issue 71, item 5). (Started
+    directly: `auto` would join any Ray head another job runs on this machine.)"""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)
+    script = ("import logging, os, ray; from r1_gui.envs.runtime.ray_cluster import disconnect, start_local_ray; "
+              "logging.basicConfig(level=logging.WARNING); start_local_ray({'envhost': 1}); "
+              "print(ray.cluster_resources()['envhost']); disconnect(); print('RAY_AUTH_TOKEN' in os.environ)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split() == ["1000.0", "False"], done.stderr[-3000:]
+    assert (
+        "starting a local Ray for this run (stopped at its end); it advertises envhost here, so the environments run "
+        "beside the trainer (on a cluster only the hosts that advertise it take them)"
+    ) in done.stderr
+    assert "Token authentication" not in done.stderr and not (tmp_path / ".ray").exists(), done.stderr[-3000:]
 
 
 def start_trainer(model, output_dir, *extra, watch, steps=1000):

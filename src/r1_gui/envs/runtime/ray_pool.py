@@ -21,11 +21,12 @@ slots. A failed slot takes a ready spare within the same call, so the next episo
 an environment to build (a browser takes seconds, an emulator minutes); a spare that fails its check, or whose node
 is lost, is replaced in the background. `stats()` says how many spares were used and rebuilt.
 
-Ray: `address="auto"` connects to the cluster RAY_ADDRESS or `ray start` on this machine names, else starts a local
-Ray for the run (advertising the custom resources asked for, so the run can place its environments) and stops it
-when the last pool closes. A cluster the user started stays up; the run's actors end with the run (closed at exit,
-on Ctrl-C, and killed by Ray when the driver dies, even by SIGKILL), and a local Ray started for the run ends with a
-killed driver too (a guard process, `r1_gui.envs.runtime.worker.guard`, ends what Ray leaves of it).
+Ray (`r1_gui.envs.runtime.ray_cluster`): `address="auto"` connects to the cluster RAY_ADDRESS or `ray start` on this
+machine names, else starts a local Ray for the run (advertising the custom resources asked for, so the run can place
+its environments) and stops it when the last pool closes; an address is checked before Ray is asked. A cluster the
+user started stays up; the run's actors end with the run (closed at exit, on Ctrl-C, and killed by Ray when the
+driver dies, even by SIGKILL), and a local Ray started for the run ends with a killed driver too (a guard process,
+`r1_gui.envs.runtime.worker.guard`, ends what Ray leaves of it).
 """
 
 from __future__ import annotations
@@ -34,29 +35,26 @@ import atexit
 import json
 import logging
 import os
-import socket
-import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ray
-from ray.exceptions import AuthenticationError, RayError
+from ray.exceptions import RayError
 
 from r1_gui.envs.contract import check_info, check_observation
-from r1_gui.envs.runtime.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool, worker_command
+from r1_gui.envs.runtime.pool import CLOSE_GRACE, START_TIMEOUT, EnvPool, Outcome, SlotPool
+from r1_gui.envs.runtime.ray_cluster import STANDARD_RESOURCES, connect, disconnect
+from r1_gui.envs.runtime.ray_cluster import session as _session
 
 logger = logging.getLogger(__name__)
 
 PLACEMENT_TIMEOUT = 120.0  # seconds for the cluster to place a new actor and start its process (a node may be joining)
 RAY_GRACE = 10.0  # seconds an answer may take beyond the actor's own limit (which it enforces on its environment)
-CONNECT_TIMEOUT = 10.0  # seconds to reach --ray_address before saying nothing answers there
 HEALTH_SEED = 0
-# the resources Ray takes as options of their own; every other name is a custom resource
-STANDARD_RESOURCES = {"CPU": "num_cpus", "GPU": "num_gpus", "memory": "memory"}
 
 
 class EnvHost:
@@ -104,19 +102,6 @@ class _Actor:
     task: str | None = None  # a spare: the task its health check reset to
     check: Any = None  # a spare: its pending health check (an ObjectRef)
     deadline: float = 0.0  # a spare: when its health check counts as failed
-
-
-@dataclass
-class _Session:
-    """This process's connection to Ray, as the Ray pools share it."""
-
-    pools: set = field(default_factory=set)
-    connected_here: bool = False  # ray.init was called by a pool (ray.shutdown when the last pool closes)
-    exit_handler: bool = False
-    guard: subprocess.Popen | None = None  # ends the local Ray's processes if this process is killed (worker.guard)
-
-
-_session = _Session()
 
 
 class RayEnvPool(SlotPool):
@@ -373,86 +358,13 @@ def fits(held: dict, asked: dict) -> bool:
     return all(held.get(name, 0) >= amount for name, amount in asked.items())
 
 
-def connect(address: str, resources: dict) -> None:
-    """Connect this process to Ray once: `address` HOST:PORT, or "auto" (the cluster Ray finds, else a local one
-    started for the run, advertising the custom `resources` so the run can place its environments)."""
-    if ray.is_initialized():
-        return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a run never reports to Ray's servers
-    if address == "auto":
-        found, source, fix = auto_address()
-        if found is not None:  # Ray would retry an address where nothing answers for minutes, without a word
-            reachable(found, f"--ray_address auto: {source} names {found}, where nothing answers", fix)
-        try:
-            ray.init(address="auto", logging_level=logging.WARNING)
-        except ConnectionError:
-            # this machine stands in for the environment hosts: room for any number of the run's environments
-            custom = {name: 1_000.0 * amount for name, amount in resources.items() if name not in STANDARD_RESOURCES}
-            logger.warning(
-                "--ray_address auto: no Ray cluster is running; starting a local Ray for this run (stopped at its end)"
-            )
-            ray.init(resources=custom, include_dashboard=False, logging_level=logging.WARNING)
-            _session.guard = subprocess.Popen(
-                worker_command(f"guard({os.getpid()})"), start_new_session=True, stdin=subprocess.DEVNULL
-            )
-    else:
-        reachable(
-            address,
-            f"--ray_address {address}: nothing answers there",
-            "start the head with `ray start --head` and give its address, or leave --ray_address auto",
-        )
-        try:
-            ray.init(address=address, logging_level=logging.WARNING)
-        except (ConnectionError, RuntimeError, AuthenticationError) as error:
-            refused = f"{error} {error.__cause__}"
-            if isinstance(error, AuthenticationError) or "auth_token" in refused:
-                raise ValueError(
-                    f"--ray_address {address}: the cluster asks for Ray's token authentication: export "
-                    "RAY_AUTH_MODE=token and give this machine the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
-                ) from None
-            raise ValueError(f"--ray_address {address}: could not connect to a Ray cluster there: {error}") from None
-    _session.connected_here = True
-    if not _session.exit_handler:
-        atexit.register(_close_ray_pools)  # registered after Ray's own exit handler: it runs before Ray shuts down
-        _session.exit_handler = True
-
-
-def auto_address() -> tuple[str | None, str, str]:
-    """(the address `ray.init(address="auto")` connects to, where it was found, what to do when nothing answers
-    there), or (None, "", "") where it finds none and a local Ray is started. Ray looks in this order: RAY_ADDRESS;
-    the file the last `ray start --head` on this machine wrote (ray_current_cluster in Ray's temporary folder, which
-    `ray stop` clears and a head that crashed leaves); a Ray head process running here."""
-    from ray._private.services import get_ray_address_from_environment  # Ray's own search (pyproject pins ray)
-    from ray._private.utils import get_ray_address_file, read_ray_address
-
-    try:
-        found = get_ray_address_from_environment("auto", None)
-    except ConnectionError:  # none
-        return None, "", ""
-    if os.environ.get("RAY_ADDRESS"):
-        return found, "RAY_ADDRESS", "unset it (a local Ray is then started for the run), or start the head there"
-    stop = "run `ray stop` to end or clear what is left of it (a local Ray is then started for the run)"
-    if read_ray_address(None) == found:
-        return found, f"{get_ray_address_file(None)} (the last `ray start` on this machine)", stop
-    return found, "a Ray head process on this machine", stop
-
-
-def reachable(address: str, said: str, fix: str) -> None:
-    """ValueError ``said (why); fix`` unless something answers at HOST:PORT (Ray retries an address where nothing
-    answers for minutes, printing only its own warnings)."""
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--ray_address must be auto or HOST:PORT of a Ray cluster's head, got {address!r}")
-    try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
-    except OSError as error:
-        raise ValueError(f"{said} ({error}); {fix}") from None
-
-
 def join_ray(user, address: str, resources: dict) -> list[dict]:
     """Connect to Ray (`connect`) for `user` (a pool, or asynchronous rollouts: anything with `close`, closed at
     exit) and return the live nodes that hold `resources`; ValueError naming --env_resources when none does."""
     connect(address, resources)
+    if not _session.exit_handler:
+        atexit.register(_close_ray_pools)  # registered after Ray's own exit handler: it runs before Ray shuts down
+        _session.exit_handler = True
     _session.pools.add(user)
     nodes = [node for node in ray.nodes() if node["Alive"]]
     fitting = [node for node in nodes if fits(node["Resources"], resources)]
@@ -469,13 +381,8 @@ def join_ray(user, address: str, resources: dict) -> list[dict]:
 def leave_ray(user) -> None:
     """`user` is done with Ray: Ray is left (a local Ray started for the run stops) when no other user holds it."""
     _session.pools.discard(user)
-    if not _session.pools and _session.connected_here and ray.is_initialized():
-        ray.shutdown()  # a local Ray started for the run stops; a user's cluster stays up, this driver leaves it
-        _session.connected_here = False
-        if _session.guard is not None:  # nothing left to guard
-            _session.guard.kill()
-            _session.guard.wait()
-            _session.guard = None
+    if not _session.pools:
+        disconnect()  # a local Ray started for the run stops; a user's cluster stays up, this driver leaves it
 
 
 def _release(pool: RayEnvPool) -> None:
