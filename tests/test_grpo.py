@@ -144,7 +144,9 @@ def test_each_completion_is_scored_against_its_own_row(tiny_qwen2_vl, synthetic_
         *("--max_steps", "3", "--per_device_train_batch_size", "4", "--num_generations", "2"),
         *("--reward_funcs", "click_rows"),
     )
-    assert len(seen) == 3 * 4
+    # 3 steps x 4 completions, after the start-up probe's one call on row 0 with two completions (issue 71 item 4),
+    # which gets row 0's prompt, screenshot and solution as trl passes them too
+    assert len(seen) == 2 + 3 * 4 and seen[0]["id"] == seen[1]["id"]
     assert all(all(v for k, v in record.items() if k != "id") for record in seen), seen
     ids = [record["id"] for record in seen]
     assert all(ids[i] == ids[i + 1] for i in range(0, len(ids), 2)), "a prompt group was split"

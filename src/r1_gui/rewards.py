@@ -486,14 +486,16 @@ def probe_rewards(rewards: Sequence[Callable], row: dict, where: str) -> None:
     """Call each reward of the user's (a `BoundReward`) the way trl calls it, on one dataset row with two completions
     (the row's own solution and an empty answer), before the model loads: one that raises or returns the wrong
     values is a UserError naming it and ``where`` ("row 0 of the dataset") now rather than after minutes of
-    loading. trl passes no trainer_state here (None): a reward that reads it must allow that."""
+    loading. `row`: as trl passes it (its prompt with the images in); trainer_state is a fresh one (step 0)."""
+    from transformers import TrainerState
+
     texts = [str(row.get("solution") or ""), ""]
     kwargs = {key: [value] * len(texts) for key, value in row.items() if key != "prompt"}
     kwargs.update(
         prompts=[row.get("prompt")] * len(texts),
         completions=[[{"role": "assistant", "content": text}] for text in texts],
         completion_ids=[[] for _ in texts],
-        trainer_state=None,
+        trainer_state=TrainerState(),
         log_extra=lambda *args, **kwargs: None,
         log_metric=lambda *args, **kwargs: None,
     )

@@ -164,6 +164,18 @@ def grpo_arguments(**values):
     return arguments_from(GRPO_ARGUMENTS, values)
 
 
+def as_trl_scores(row: dict) -> dict:
+    """A dataset row as trl 1.16 hands it to the reward functions: its conversational prompt with the row's images
+    put in (trl's `prepare_multimodal_messages`, as `_generate_and_score_completions` does), so a probe of a user's
+    reward sees what training will give it."""
+    from trl.data_utils import prepare_multimodal_messages
+
+    images = row.get("images") or ([row["image"]] if row.get("image") is not None else None)
+    if not images or not isinstance(row.get("prompt"), list):
+        return row
+    return {**row, "prompt": prepare_multimodal_messages(row["prompt"], images=images)}
+
+
 def train_single_step(script_args, training_args, model_args) -> None:
     """Single-step GRPO on the dataset's rows, holding the output folder (one run per folder), then the run saved."""
     from r1_gui.output_lock import output_folder_lock
@@ -255,9 +267,7 @@ def single_step_trainer(script_args, training_args, model_args):
         **chat_template_kwargs(script_args.prompt_style),
     }
     trains_on = f"{len(dataset)} rows of {script_args.dataset_name}"
-    probe_rewards(
-        reward_funcs, dataset[0], "row 0 of the dataset"
-    )  # a reward of the user's that fails, before the model
+    probe_rewards(reward_funcs, as_trl_scores(dataset[0]), "row 0 of the dataset")  # a user's reward that fails
 
     # 4. The trainer.
     model = load_training_model("GRPO", model_args, script_args, model_type, coordinates, trains_on, logger)
