@@ -434,7 +434,8 @@ model = AutoModelForImageTextToText.from_pretrained({model!r})
 processor = load_processor({model!r}, 3136, 12544)
 spec = WorkerSpec({model!r}, "auto", None, "model", None, processor,
                   GenerationConfig(do_sample=True, max_new_tokens=8, temperature=1.0), [processor.tokenizer.eos_token_id],
-                  processor.tokenizer.pad_token_id, {env!r}, {kwargs!r}, 60.0, 3, 2, None, None, 2)
+                  processor.tokenizer.pad_token_id, {env!r}, {kwargs!r}, 60.0,
+                  dict(max_turns=3, history_images=2, system=None, chat_template_kwargs=None), 2)
 rollouts = AsyncRollouts(spec, AsyncSettings(workers=1), [(None, seed) for seed in range(8)], groups_per_step=2)
 rollouts.start(model, 0)
 while not all(worker.playing and worker.ready for worker in rollouts.workers):

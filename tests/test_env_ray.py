@@ -283,7 +283,8 @@ class TestOnTwoNodes:
         spec = WorkerSpec(
             str(tiny_qwen2_vl), "auto", None, "model", None, processor,
             GenerationConfig(do_sample=True, temperature=1.0, max_new_tokens=8), [tokenizer.eos_token_id],
-            tokenizer.pad_token_id, "r1_gui/Phone-v0", {}, 60.0, 2, 2, None, None, num_generations=2,
+            tokenizer.pad_token_id, "r1_gui/Phone-v0", {}, 60.0,
+            dict(max_turns=2, history_images=2, system=None, chat_template_kwargs=None), num_generations=2,
         )  # fmt: skip
         placed = PoolSettings(backend="ray", ray_address=cluster.address, resources=ENV_RESOURCE)
         settings = AsyncSettings(workers=2, max_staleness=1, groups_ahead=0, ray=placed)

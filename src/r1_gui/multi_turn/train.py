@@ -125,10 +125,7 @@ def async_rollouts(trainer, script_args, model_args, env_kwargs: dict, resets, s
         env_id=script_args.env_id,
         env_kwargs=env_kwargs,
         step_timeout=script_args.env_step_timeout,
-        max_turns=script_args.max_turns,
-        history_images=script_args.history_images,
-        system=script_args.system_prompt,
-        chat_template_kwargs=trainer.chat_template_kwargs,
+        play=trainer.play_settings(),
         num_generations=trainer.num_generations,
         # local workers share the trainer's device (each a copy of the model); Ray actors use a GPU of their own if any
         device=str(trainer.accelerator.device) if pool_settings(script_args).backend != "ray" else "auto",

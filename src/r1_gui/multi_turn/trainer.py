@@ -248,11 +248,8 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
             resets,
             self._policy,
             self.processing_class,
-            max_turns=self.max_turns,
-            history_images=self.history_images,
             decode=lambda ids: self.text_tokenizer.decode(ids, skip_special_tokens=True),
-            system=self.system,
-            chat_template_kwargs=self.chat_template_kwargs,
+            **self.play_settings(),
         )
         rows = [episode_row(episode, self.text_tokenizer) for episode in episodes]
         self.book.record(rows)
@@ -265,6 +262,11 @@ class MultiTurnGRPOTrainer(GUIGRPOBase):
             "episode": episodes,  # the reward functions' column
             "family": [episode.task for episode in episodes],
         }
+
+    def play_settings(self) -> dict:
+        """`play_episodes`' keywords of this run: what its own rollout and the asynchronous workers play with."""
+        return {"max_turns": self.max_turns, "history_images": self.history_images, "system": self.system,
+                "chat_template_kwargs": self.chat_template_kwargs}  # fmt: skip
 
     def _rollout_async(self, prompts: list) -> dict:
         """The step's episodes from the asynchronous rollouts: as many groups as the step has prompts' groups, the

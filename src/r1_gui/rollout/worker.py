@@ -57,10 +57,7 @@ class WorkerSpec:
     env_id: str
     env_kwargs: dict
     step_timeout: float
-    max_turns: int
-    history_images: int
-    system: str | None
-    chat_template_kwargs: dict | None
+    play: dict  # play_episodes' keywords of the run (max_turns, history_images, system, chat_template_kwargs)
     num_generations: int
     concurrency: int = 1  # groups played at once, each in a thread with its own pool
     torch_threads: int = 1
@@ -221,11 +218,8 @@ class RolloutWorker:
             [(task, seed)] * spec.num_generations,
             policy,
             spec.processor,
-            max_turns=spec.max_turns,
-            history_images=spec.history_images,
             decode=lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
-            system=spec.system,
-            chat_template_kwargs=spec.chat_template_kwargs,
+            **spec.play,
         )
         # call t of the lock-step loop played turn t of every episode still live
         versions = [policy.versions[: len(episode.turns)] for episode in episodes]
