@@ -143,6 +143,7 @@ class RolloutWorker:
         self.version: int | None = None
         self._pending: tuple[int, dict] | None = None  # weights handed over by set_weights, loaded between turns
         self._published = threading.Event()  # set_weights was called once (a Ray actor may be asked to play first)
+        self._pending_lock = threading.Lock()
         self._pools = threading.local()
         self._all_pools: list[TimedPool] = []  # every thread's, to close
         self.generation_config = copy.deepcopy(spec.generation_config)
@@ -151,7 +152,8 @@ class RolloutWorker:
     # -- weights ----------------------------------------------------------------------------------------------
     def set_weights(self, version: int, parameters: dict) -> None:
         """Weights that arrived by message (Ray's object store): loaded before the next turn."""
-        self._pending = (int(version), parameters)
+        with self._pending_lock:
+            self._pending = (int(version), parameters)
         self._published.set()
 
     def refresh(self) -> int:
@@ -161,8 +163,8 @@ class RolloutWorker:
             if loaded is not None:
                 self.version = loaded
         elif self._pending is not None or (self.version is None and self._published.wait(WEIGHTS_WAIT)):
-            version, parameters = self._pending
-            self._pending = None
+            with self._pending_lock:  # a newer set_weights may arrive meanwhile: take the newest, once
+                (version, parameters), self._pending = self._pending, None
             if version != self.version:
                 import torch
 
