@@ -11,14 +11,9 @@ from r1_gui.actions import Action
 
 
 def test_a_reward_of_your_own_named_module_function(tmp_path, monkeypatch):
-    (tmp_path / "my_rewards.py").write_text(
-        "def short_answer(completions, **columns):\n"
-        "    return [1.0 if len(str(c)) < 200 else 0.0 for c in completions]\n"
-        'short_answer.needs = ("completion",)\n'
-    )
-    monkeypatch.chdir(tmp_path)  # the module beside you, as README says
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(rewards, "REWARD_FUNCS", dict(rewards.REWARD_FUNCS))
+    write_reward_module(tmp_path, "def short_answer(completions, **columns):\n"  # the module beside you, as README says
+                                  "    return [1.0 if len(str(c)) < 200 else 0.0 for c in completions]\n"
+                                  'short_answer.needs = ("completion",)\n', monkeypatch)  # fmt: skip
     rewards.check_reward_needs(["step_success", "my_rewards:short_answer"], {"completion", "solution"}, "a dataset")
     step, mine = rewards.get_reward_funcs(["step_success", "my_rewards:short_answer"])
     assert mine.__name__ == "my_rewards:short_answer"  # trl logs rewards/my_rewards:short_answer/mean
