@@ -2,6 +2,7 @@
 r1_gui's contract. Scripted actions (the DOM expert's, sent as model text) solve two tasks; the tiny model's episode
 evaluation writes per-task success with intervals; a bad task id and a page that never loads are one line."""
 
+import asyncio
 import importlib.util
 import json
 import os
@@ -65,6 +66,8 @@ def test_scripted_actions_solve_two_miniwob_tasks(task, steps):
         check_env(env, seed=6)  # and the adapter keeps the contract
     finally:
         env.close()
+    # its playwright stopped with it: no event loop left marked running on this thread (asyncio.run failed after it)
+    assert asyncio.run(asyncio.sleep(0, result="ran")) == "ran"
 
 
 @needs_browser

@@ -150,6 +150,21 @@ def test_ctrl_c_ends_every_session(button_server):
     assert len(children_named(server.pid, "sleep")) == before, "sessions outlived the Ctrl-C"
 
 
+def test_closing_the_pool_ends_its_sessions_while_the_process_lives_on(button_server):
+    """close() gathered the sessions' closes on the calling thread's loop, which never ran them: the server kept each
+    environment until its session timeout (600 s here) unless the process exited."""
+    url, server = button_server
+    before = len(children_named(server.pid, "sleep"))
+    pool = make_pool("helpers.button_env:Button-v0", {}, settings=openenv(url))
+    pool.reset([0, 1, 2], [1, 2, 3], [None, None, None])
+    assert len(children_named(server.pid, "sleep")) == before + 3
+    pool.close()
+    began = time.monotonic()
+    while len(children_named(server.pid, "sleep")) > before and time.monotonic() - began < 20:
+        time.sleep(0.2)
+    assert len(children_named(server.pid, "sleep")) == before, "the closed pool's sessions are still open"
+
+
 def test_a_server_that_dies_costs_its_episodes_and_is_counted(tmp_path):
     with served("r1_gui/Phone-v0", log=tmp_path / "serve.log") as (url, server):
         pool = make_pool("r1_gui/Phone-v0", {}, step_timeout=30, settings=openenv(url))

@@ -79,6 +79,9 @@ class _Playwright:
         return getattr(self._playwright, name)
 
 
+_open_envs = 0  # BrowserGym environments open on the process's playwright
+
+
 def use_chromium(executable: str) -> None:
     """Give BrowserGym one playwright (per process) whose chromium is `executable`."""
     import browsergym.core
@@ -87,6 +90,21 @@ def use_chromium(executable: str) -> None:
     if isinstance(getattr(browsergym.core, "_PLAYWRIGHT", None), _Playwright):
         return
     browsergym.core._set_global_playwright(_Playwright(sync_playwright().start(), executable))
+
+
+def release_chromium() -> None:
+    """The process's last BrowserGym environment closed: stop its playwright. Left running, it keeps its driver
+    process, and its sync API leaves this thread's event loop marked running, so a later asyncio.run() in the same
+    process failed ("cannot be called from a running event loop")."""
+    import browsergym.core
+
+    playwright = getattr(browsergym.core, "_PLAYWRIGHT", None)
+    if isinstance(playwright, _Playwright):
+        browsergym.core._set_global_playwright(None)
+        try:
+            playwright.stop()
+        except Exception as error:  # a driver already gone has nothing left to stop
+            logger.debug("stopping playwright: %s", error)
 
 
 def find_chromium(chromium: str | None) -> str:
@@ -220,14 +238,20 @@ class BrowserGymEnv(gym.Env):
             self._env = gym.make(f"{PREFIX}{self.benchmark}.{task}", headless=True, action_mapping=actions.to_python_code,
                                  pw_chromium_kwargs={"executable_path": self.executable})  # fmt: skip
             self._env_task = task
+            global _open_envs
+            _open_envs += 1
         return self._env
 
     def _close_browsergym(self) -> None:
+        global _open_envs
         if self._env is not None:
             try:
                 self._env.close()
             except Exception as error:  # a browser already gone has nothing left to close
                 logger.debug("closing BrowserGym: %s", error)
+            _open_envs -= 1
+            if _open_envs == 0:
+                release_chromium()
         self._env, self._env_task = None, None
 
     def _read(self, observation: dict) -> None:

@@ -136,8 +136,12 @@ class OpenEnvPool(SlotPool):
         self._closed = True
         sessions, self._sessions = list(self._sessions.values()), {}
         if sessions and self._loop.is_running():
-            closing = asyncio.gather(*(s.client.close() for s in sessions), return_exceptions=True)
-            future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(closing, CLOSE_GRACE), self._loop)
+
+            async def close_all():  # gathered on the pool's loop (a gather made on this thread never ran its closes)
+                closing = asyncio.gather(*(s.client.close() for s in sessions), return_exceptions=True)
+                await asyncio.wait_for(closing, CLOSE_GRACE)
+
+            future = asyncio.run_coroutine_threadsafe(close_all(), self._loop)
             try:
                 future.result(timeout=CLOSE_GRACE + 1)
             except Exception:  # a server that is gone has nothing to free
