@@ -92,4 +92,8 @@ names = ["torch", "trl", "transformers", "accelerate", "datasets", "peft", "deep
 print("[setup] installed: " + ", ".join(f"{n} {md.version(n)}" for n in names))
 print(f"[setup] torch device: {'cuda x%d' % torch.cuda.device_count() if torch.cuda.is_available() else 'cpu'}")
 PY
+# trl's own flags, read from its parser once per installed trl and transformers (a few seconds): the training commands
+# check a command line against them before importing trl (r1_gui.training.command_lines; a command that finds none
+# writes it itself, once)
+"${VENV}/bin/python" -m r1_gui.training.command_lines | sed 's/^/[setup] /'
 say "done in $((SECONDS - start)) s; venv size $(du -sh "${VENV}" | cut -f1). Activate with: source ${VENV}/bin/activate"

@@ -38,6 +38,16 @@ from r1_gui.cli_errors import cpu_threads  # noqa: E402
 
 cpu_threads()  # the threads every command line takes (half the cores), for this process and the ones tests start
 
+
+@pytest.fixture(scope="session", autouse=True)
+def trl_flag_table():
+    """trl's flag table in the user's cache, as `bash setup.sh` leaves it: the command-line tests time a training
+    command's pre-check, which would otherwise build it (importing trl) the first time."""
+    from r1_gui.training.command_lines import trl_table
+
+    trl_table()
+
+
 # A shell without job control (a script's `cmd &`, `nohup ... &`) starts a background job with SIGINT ignored, and a
 # child keeps an ignored signal across exec: the subprocesses of the Ctrl-C tests would never see their SIGINT. A
 # handler is reset to the default in a child, so installing Python's own here gives every subprocess a live SIGINT.

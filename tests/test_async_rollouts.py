@@ -214,8 +214,7 @@ def test_async_rollouts_on_a_dataset_run_are_one_error_line(tiny_qwen2_vl, synth
     )  # fmt: skip
     errors = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and errors[-1:] == [
-        "error: --rollout_mode async plays episodes in rollout workers: it needs --env (a dataset run plays none); "
-        "drop it"
+        "error: --rollout_mode async: it needs --env (a dataset run plays no episodes); drop it or give --env ENV_ID"
     ], done.stderr[-2000:]
 
 

@@ -127,12 +127,14 @@ def test_config_equals_recipe_is_read_as_the_recipe(grpo_argv):
 
 
 def test_a_recipe_value_outside_the_choices_is_one_line(command, grpo_argv, tmp_path, no_model_loading):
-    """argparse checks a flag's choices; a YAML recipe's value is checked by the settings themselves."""
+    """argparse checks a flag's choices; a YAML recipe's value is checked by the settings themselves, and the line
+    says where the value came from (issue 71 item 10: it read as if typed)."""
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(GRPO_RECIPE.read_text() + "vision_attention: fast\n")
     argv = [recipe if arg == GRPO_RECIPE else arg for arg in grpo_argv]
     code, stderr = command("src/r1_gui/grpo_gui.py", *argv)
-    assert_one_error_line(code, stderr, "--vision_attention must be one of auto, batched_windows, model, got 'fast'")
+    assert_one_error_line(code, stderr, f"--vision_attention (from --config {recipe}) must be one of auto, "
+                          "batched_windows, model, got 'fast'")  # fmt: skip
 
 
 def test_grpo_missing_image_is_one_line(command, grpo_argv, synthetic_dataset, tmp_path, no_model_loading):
@@ -334,14 +336,40 @@ def test_short_help_lists_r1_guis_own_flags_and_says_where_the_rest_are(script):
     assert ("--reward_funcs" in done.stdout) == ("grpo" in script) and "--adam_beta1" not in done.stdout
 
 
-def test_the_flag_table_is_the_parsers():
-    """command_lines.json (what the command lines check before importing trl) is what the real parsers take."""
-    from r1_gui.training.command_lines import build_table
-    from r1_gui.training.precheck import TABLE
+@pytest.mark.parametrize("command", ["grpo", "sft"])
+def test_the_flag_table_is_the_parsers(command):
+    """The table the command lines check before importing trl (r1_gui's flags from their declarations, trl's from
+    its cached parser) is what the real parser takes: every option string, the field it sets, the --no_X switches."""
+    from r1_gui.training.args import command_parser_for
+    from r1_gui.training.command_lines import command_table
+    from r1_gui.training.grpo import GRPO_ARGUMENTS
+    from r1_gui.training.sft import SFT_ARGUMENTS
 
-    assert json.loads(TABLE.read_text()) == build_table(), (
-        "src/r1_gui/training/command_lines.json is out of date: run python -m r1_gui.training.command_lines"
-    )
+    parser = command_parser_for({"grpo": GRPO_ARGUMENTS, "sft": SFT_ARGUMENTS}[command])
+    actions = [action for action in parser._actions if action.dest != "help"]
+    table = command_table(command)
+    assert table["options"] == {option: action.dest for action in actions for option in action.option_strings}
+    negations = [action for action in actions if action.option_strings[0] == f"--no_{action.dest}"]
+    assert table["negations"] == sorted(option for action in negations for option in action.option_strings)
+
+
+def test_trls_flag_table_is_built_once_per_version_and_again_when_unreadable(monkeypatch, tmp_path):
+    """No table is kept in the repository: the first command line builds trl's from trl's parser into the user's
+    cache, later ones read it; a cache cut short (a full disk) is built again."""
+    from r1_gui.training import command_lines
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = command_lines.trl_cache_path()
+    assert path.parent == tmp_path / "r1_gui" and "trl1.16.0" in path.name
+    built = command_lines.trl_table()
+    assert json.loads(path.read_text()) == json.loads(json.dumps(built))
+    assert built["GRPOConfig"]["options"]["--num_generations"] == "num_generations"
+    monkeypatch.setattr(command_lines, "build_trl_table", lambda: pytest.fail("the cached table was built again"))
+    assert command_lines.trl_table() == json.loads(path.read_text())
+    path.write_text(path.read_text()[:100])
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert command_lines.trl_table() == built and json.loads(path.read_text()) == json.loads(json.dumps(built))
 
 
 # The mistakes a user makes most, reported before torch or trl is imported (issue 54, items 3 and 5): each took
@@ -352,9 +380,9 @@ FAST = "import runpy, sys\nsys.argv = sys.argv[1:]\ntry:\n    runpy.run_path(sys
 @pytest.mark.parametrize(
     "argv, first_line",
     [
-        ([], "--model_name_or_path is missing: give a model folder"),
-        (["--bogus", "1"], "unknown flag --bogus; run with --help"),
-        (["--config", GRPO_RECIPE, "--learnin_rate", "1"], "unknown flag --learnin_rate (did you mean --learning_rate"),
+        ([], "2 problems: (1) --model_name_or_path is missing: give a model folder"),
+        (["--bogus", "1"], "3 problems: (1) unknown flag --bogus; (2) --model_name_or_path is missing"),
+        (["--config", GRPO_RECIPE, "--learnin_rate", "1"], "3 problems: (1) unknown flag --learnin_rate (did you mean --learning_rate"),
         (["--model_name_or_path", "@MODEL"], "nothing to train on: give a dataset (--dataset_name DATA_FOLDER) or an"),
         (["--model_name_or_path", "@MODEL", "--dataset_name", "data/nope"], "--dataset_name data/nope: no such local folder"),
         (["--model_name_or_path", "models/nope", "--dataset_name", "@DATA"], "--model_name_or_path models/nope: no such local folder"),
@@ -366,7 +394,7 @@ FAST = "import runpy, sys\nsys.argv = sys.argv[1:]\ntry:\n    runpy.run_path(sys
 def test_grpo_command_line_mistakes_fail_before_torch_is_imported(argv, first_line, tiny_qwen2_vl, synthetic_dataset,
                                                                   tmp_path):  # fmt: skip
     """As a user types them in a fresh clone (no data/ or models/ folder, HF_HUB_OFFLINE not set, the Hub out of
-    reach): one error line, and neither torch nor trl imported."""
+    reach): one error line listing every problem, and neither torch nor trl imported."""
     typo, env_key = tmp_path / "typo.yaml", tmp_path / "env.yaml"
     typo.write_text(GRPO_RECIPE.read_text() + "learnin_rate: 1.0e-4\n")
     env_key.write_text(GRPO_RECIPE.read_text() + "env: r1_gui/Phone-v0\n")
@@ -532,7 +560,8 @@ def test_max_pixels_below_min_pixels_fails_before_loading(script, tiny_qwen2_vl,
     else:
         argv = ["--config", GRPO_RECIPE, "--model_name_or_path", tiny_qwen2_vl, "--dataset_name", synthetic_dataset]
     code, stderr = run_command(script, *argv, "--output_dir", tmp_path / "o", "--max_pixels", "10")
-    assert_first_error(code, stderr, "--min_pixels 3136 and --max_pixels 10 bound a screenshot's area")
+    recipe = "" if script.startswith("eval") else f" (from --config {GRPO_RECIPE})"  # training says where it came from
+    assert_first_error(code, stderr, f"--min_pixels 3136{recipe} and --max_pixels 10 bound a screenshot's area")
     assert not (tmp_path / "o" / "predictions.jsonl").exists()
 
 

@@ -144,7 +144,7 @@ def test_a_local_run_never_imports_ray(tmp_path):
             from r1_gui.envs.runtime.backend import make_pool, pool_settings
             from r1_gui.evaluation.episodes.cli import parse_args
             args = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--env", {BUTTON!r}])
-            with make_pool(args.env, args.env_kwargs, settings=pool_settings(args)) as pool:
+            with make_pool(args.env_id, args.env_kwargs, settings=pool_settings(args)) as pool:
                 pool.describe()
                 assert pool.reset([0, 1], [0, 1], ["left", "right"])[1].ok
                 assert all(outcome.ok for outcome in pool.step([0, 1], ["mobile.back()"] * 2))

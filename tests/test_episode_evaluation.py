@@ -397,11 +397,11 @@ def test_the_commands_that_play_episodes_take_their_settings_under_one_spelling(
     )
     assert (evaluated.episodes, evaluated.seed_offset, evaluated.max_turns, evaluated.history_images) == (3, 7, 2, 1)
     assert evaluated.env_step_timeout == 30
-    played = play_args([*episodes])
-    assert (played.env, played.env_kwargs, played.env_tasks, played.env_episodes, played.seed) == (
-        "r1_gui/Phone-v0", {"width": 224}, "go_home", 3, 7
+    played = play_args([*episodes])  # read as training reads them: the same names, the JSON as given, a task list
+    assert (played.env_id, json.loads(played.env_kwargs), played.env_tasks, played.env_episodes, played.seed) == (
+        "r1_gui/Phone-v0", {"width": 224}, ["go_home"], 3, 7
     )  # fmt: skip
     old_eval = eval_args([*where, "--tasks", "go_home", "--episodes", "3", "--seed_offset", "7"])
     assert EpisodeSettings.from_args(old_eval) == EpisodeSettings.from_args(eval_args([*where, *episodes[4:]]))
     old_play = play_args(["--task", "go_home", "--episodes", "3", "--seed", "7"])
-    assert (old_play.env_tasks, old_play.env_episodes, old_play.seed) == ("go_home", 3, 7)
+    assert (old_play.env_tasks, old_play.env_episodes, old_play.seed) == (["go_home"], 3, 7)

@@ -1053,14 +1053,14 @@ def test_grpo_beta_reaches_grpo_gui(tmp_path):
                                       "--expert_sft_weight", "0.5"],
          "error: --expert_sft_weight 0.5: helpers.button_env:Button-v0 has no expert"),
         ("tiny_cpu_grpo.yaml", ["--expert_sft_weight", "0.5"],
-         "error: --expert_sft_weight 0.5 trains on an environment expert's answers: it needs --env"),
+         "error: --expert_sft_weight 0.5: it needs --env (a dataset run plays no episodes)"),
         # step-level credit: a name that is no estimator, a discount outside (0, 1], GiGPO on a dataset
         ("tiny_cpu_phone_grpo.yaml", ["--advantage_estimator", "gigpo_v2"],
          "error: --advantage_estimator gigpo_v2: choose grpo or gigpo"),
         ("tiny_cpu_phone_grpo.yaml", ["--advantage_estimator", "gigpo", "--step_gamma", "1.5"],
          "error: --step_gamma must be in (0, 1], got 1.5"),
         ("tiny_cpu_grpo.yaml", ["--advantage_estimator", "gigpo"],
-         "error: --advantage_estimator gigpo gives credit to the turns of episodes: it needs --env"),
+         "error: --advantage_estimator gigpo: it needs --env (a dataset run plays no episodes)"),
     ],
 )  # fmt: skip
 def test_a_reward_or_dataset_the_run_cannot_use_is_one_error_line(

@@ -248,19 +248,26 @@ def close_progress_bars() -> None:
         bar.close()
 
 
+def invoked_as(argv: list[str] | None = None) -> list[str]:
+    """How this process's command was started (or ``argv``'s), up to its flags: an installed command's name
+    (pyproject's [project.scripts], e.g. `r1-gui-train`), `python -m MODULE`, or `python SCRIPT`."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None) if argv is None else None
+    argv = sys.argv if argv is None else argv
+    if os.path.basename(argv[0]).startswith("r1-gui-"):
+        return [os.path.basename(argv[0])]
+    if spec is not None and spec.name != "__main__":
+        return ["python", "-m", spec.name.removesuffix(".__main__")]
+    return ["python", argv[0]]
+
+
 def rerun_command(
     drop: Sequence[str] = (), drop_switches: Sequence[str] = (), add: Sequence[str] = (), argv: list[str] | None = None
 ) -> str:
     """The command line this process was started with (or ``argv``), as a shell line: `python SCRIPT ...` (or
     `python -m MODULE ...`, or `torchrun ...`), without the flags in ``drop`` and their values (``--flag value`` or
     ``--flag=value``), without the value-less switches in ``drop_switches``, and with ``add`` appended."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None) if argv is None else None
+    program = invoked_as(argv)
     argv = sys.argv if argv is None else argv
-    program = ["python", argv[0]]
-    if os.path.basename(argv[0]).startswith("r1-gui-"):  # an installed command (pyproject's [project.scripts])
-        program = [os.path.basename(argv[0])]
-    elif spec is not None and spec.name != "__main__":  # run as `python -m MODULE`
-        program = ["python", "-m", spec.name.removesuffix(".__main__")]
     if "TORCHELASTIC_RUN_ID" in os.environ:  # a torchrun worker: the user typed torchrun
         program = ["torchrun", "--nproc_per_node", os.environ.get("LOCAL_WORLD_SIZE", "1"), *program[1:]]
     kept, skip = [], False

@@ -20,6 +20,7 @@ before/after table. The held-out test episodes are never trained on.
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -27,6 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
+from r1_gui.flags import add_flags, flag
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 from r1_gui.tiny import ARCHS
@@ -282,39 +284,47 @@ def _load_parameters(model_dir: Path):
         return [weights.get_tensor(name) for name in weights.keys()]  # noqa: SIM118
 
 
+@dataclass
+class DemoFlags:
+    """The demo command's flags (each stage's settings are the demo's config, not flags)."""
+
+    output_dir: str | None = flag(None, "Folder for every stage and the report.")
+    seed: int = flag(0, "Seed of the data, the model and training.")
+    fast: bool = flag(False, "A few steps of each stage (checks, learns nothing).")
+    multi_turn: bool = flag(False, "The multi-turn demo on PhoneEnv episodes (r1_gui.multi_turn.demo).")
+    web: bool = flag(
+        False, "The web demo: click tasks on MiniWoB++ pages in headless Chromium (r1_gui.multi_turn.web_demo)."
+    )
+    multi_step: bool = flag(
+        False,
+        "With --web: tasks of 2-5 clicks in order, GRPO and GiGPO from one warm start (docs/records/web_demo.md).",
+    )
+    arch: str | None = flag(
+        None,
+        "The model's architecture (default: the demo's own, on which its settings were tuned: qwen2_vl; the web "
+        "demo's qwen3_vl).",
+        choices=ARCHS,
+    )
+    rollout_mode: str = flag(
+        "sync",
+        "With --multi_turn or --web: the GRPO stages' rollouts: sync, async (rollout workers, docs/guide/async.md), or "
+        "both from the same warm start, each async stage compared with its sync twin.",
+        choices=("sync", "async", "both"),
+    )
+
+
+def command_line() -> argparse.ArgumentParser:
+    """The parser of the command line, built from the flags' declarations."""
+    parser = command_parser(__doc__, prog="python -m r1_gui.demo")
+    add_flags(parser, DemoFlags, ["output_dir", "seed", "fast"], required=["output_dir"])
+    add_flags(parser.add_mutually_exclusive_group(), DemoFlags, ["multi_turn", "web"])
+    add_flags(parser, DemoFlags, ["multi_step", "arch", "rollout_mode"])
+    return parser
+
+
 @cli_main
 def main(argv: list[str] | None = None) -> dict:
-    parser = command_parser(__doc__)
-    parser.add_argument("--output_dir", required=True, help="folder for every stage and the report")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data, the model and training")
-    parser.add_argument("--fast", action="store_true", help="a few steps of each stage (checks, learns nothing)")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument(
-        "--multi_turn", action="store_true", help="the multi-turn demo on PhoneEnv episodes (r1_gui.multi_turn.demo)"
-    )
-    which.add_argument(
-        "--web",
-        action="store_true",
-        help="the web demo: click tasks on MiniWoB++ pages in headless Chromium (r1_gui.multi_turn.web_demo)",
-    )
-    parser.add_argument(
-        "--multi_step",
-        action="store_true",
-        help="with --web: tasks of 2-5 clicks in order, GRPO and GiGPO from one warm start (docs/records/web_demo.md)",
-    )
-    parser.add_argument(
-        "--arch",
-        choices=ARCHS,
-        help="the model's architecture (default: the demo's own, on which its settings were tuned: qwen2_vl; the web "
-        "demo's qwen3_vl)",
-    )
-    parser.add_argument(
-        "--rollout_mode",
-        choices=["sync", "async", "both"],
-        default="sync",
-        help="with --multi_turn or --web: the GRPO stages' rollouts: sync, async (rollout workers, docs/guide/async.md), "
-        "or both from the same warm start, each async stage compared with its sync twin (default: sync)",
-    )
+    parser = command_line()
     args = parser.parse_args(argv)
     if args.rollout_mode != "sync" and not (args.multi_turn or args.web):
         parser.error("--rollout_mode trains the episode demos' GRPO stages: give --multi_turn or --web with it")

@@ -12,7 +12,6 @@ command line is checked (r1_gui.training.precheck) before torch and trl are impo
 
 import sys
 
-from r1_gui.cli_errors import UserError, user_errors
 from r1_gui.training.precheck import training_cli
 
 
@@ -27,36 +26,20 @@ def main(script_args, training_args, model_args, env_pool=None) -> None:
         return train_multi_turn(script_args, training_args, model_args, pool=env_pool)
     if env_pool is not None:
         raise ValueError("an environment pool was lent to a run without --env")
-    placed = script_args.env_resources or script_args.env_spares or script_args.env_url
-    if script_args.env_backend != "local" or placed:
-        raise UserError(
-            "--env_backend, --env_resources, --env_spares and --env_url say where an environment's episodes play: "
-            "they need --env (a dataset run plays none); drop them"
-        )
-    if script_args.rollout_mode != "sync":
-        raise UserError(
-            f"--rollout_mode {script_args.rollout_mode} plays episodes in rollout workers: it needs --env (a dataset "
-            "run plays none); drop it"
-        )
-    if script_args.expert_sft_weight:
-        raise UserError(
-            f"--expert_sft_weight {script_args.expert_sft_weight} trains on an environment expert's answers: it needs "
-            "--env (a dataset run has no expert turns); drop it"
-        )
-    if script_args.advantage_estimator != "grpo":
-        from r1_gui.multi_turn.advantages import check_step_credit
-
-        with user_errors():  # a name that is no estimator at all is said so first
-            check_step_credit(
-                script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma
-            )
-        raise UserError(
-            f"--advantage_estimator {script_args.advantage_estimator} gives credit to the turns of episodes: it "
-            "needs --env (a dataset run's completions are one turn each); drop it"
-        )
+    # the episode flags on a run without --env were refused when the settings were made (training.flags)
     from r1_gui.training.grpo import train_single_step
 
     return train_single_step(script_args, training_args, model_args)
+
+
+def flag_problems(settings) -> list[str]:
+    """The checks of the GRPO flags' values that live above training/ (an --env run's: r1_gui.multi_turn.train), for
+    the pre-check to run before trl is imported."""
+    if not settings.env_id:
+        return []
+    from r1_gui.multi_turn.train import episode_problems
+
+    return episode_problems(settings, settings)
 
 
 def parse_grpo_arguments(argv: list[str] | None = None):
@@ -66,7 +49,8 @@ def parse_grpo_arguments(argv: list[str] | None = None):
     return parse(argv)
 
 
-cli = training_cli("grpo", parse_grpo_arguments, main)  # the command line (r1_gui.training.precheck.training_cli)
+# the command line (r1_gui.training.precheck.training_cli)
+cli = training_cli("grpo", parse_grpo_arguments, main, flag_problems)
 
 
 if __name__ == "__main__":

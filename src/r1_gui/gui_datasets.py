@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from r1_gui.actions import Action, extract_action
+from r1_gui.flags import flag
 from r1_gui.paths import check_local_or_hub
+
+
+@dataclass(frozen=True)
+class RowLimit:
+    """The flag that trains or evaluates on the first rows of a split only (training's and the evaluation's)."""
+
+    max_samples: int | None = flag(None, "Use the first N rows of the split only (smoke tests); left out: every row.")
 
 
 def load_gui_dataset(name_or_path: str | Path, split: str | None = None, flag: str = "--dataset_name"):

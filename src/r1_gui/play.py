@@ -22,49 +22,53 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import dataclass
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, user_errors
+from r1_gui.flags import add_flags, checked_flags, flag
 
 logger = logging.getLogger(__name__)
 
 POLICIES = ("expert", "random")
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from r1_gui.envs.contract import add_env_arguments
-    from r1_gui.envs.runtime.backend import add_pool_arguments
+@dataclass
+class PlayFlags:
+    """play's own flags (the episode and model flags are declared where every command shares them)."""
+
+    policy: str = flag("expert", "Who acts when no model is given.", choices=POLICIES)
+    gif: str | None = flag(None, "Draw the first episode: a .gif (animated) or .png (strip) path.")
+
+
+def command_line() -> argparse.ArgumentParser:
+    """The parser of the command line, built from the flags' declarations."""
+    from r1_gui.flags.episodes import PLAYED_ENV, EnvFlags, PoolFlags
     from r1_gui.generation import add_generation_arguments
+    from r1_gui.generation.settings import AskedModel, GenerationSettings
 
     parser = command_parser(__doc__, prog="python -m r1_gui.play")
-    add_env_arguments(parser)
-    add_pool_arguments(parser)
-    # the episode settings are spelled as grpo_gui.py and eval/test_phone.py spell them; the old names stay aliases
-    parser.add_argument(
-        "--env_tasks",
-        "--task",
-        default="all",
-        help="a task the environment declares, or all (the environment draws one per episode)",
-    )
-    parser.add_argument("--policy", choices=POLICIES, default="expert", help="who acts when no model is given")
-    parser.add_argument(
-        "--model_name_or_path", "--model", default=None, help="a Qwen-VL checkpoint to act instead of --policy"
-    )
-    parser.add_argument("--env_episodes", "--episodes", type=int, default=1, help="episodes to play (default 1)")
-    parser.add_argument(
-        "--env_seed_offset",
-        "--seed",
-        dest="seed",
-        type=int,
-        default=0,
-        help="seed of the first episode, episode i uses seed + i (and of a model's sampling)",
-    )
-    parser.add_argument("--gif", default=None, help="draw the first episode: a .gif (animated) or .png (strip) path")
+    # the episode flags are training's and eval/test_phone.py's; the older names stay as aliases
+    add_flags(parser, EnvFlags, ["env_id", "env_kwargs"], defaults={"env_id": PLAYED_ENV})
+    add_flags(parser.add_argument_group("where the environments run"), PoolFlags)
+    add_flags(parser, EnvFlags, ["env_tasks"], aliases={"env_tasks": ["--task"]})
+    add_flags(parser, PlayFlags, ["policy"])
+    add_flags(parser, AskedModel, aliases={"model_name_or_path": ["--model"]})
+    add_flags(parser, EnvFlags, ["env_episodes", "env_seed_offset"], defaults={"env_episodes": 1},
+              aliases={"env_episodes": ["--episodes"], "env_seed_offset": ["--seed"]})  # fmt: skip
+    add_flags(parser, PlayFlags, ["gif"])
     model = parser.add_argument_group("model (--model_name_or_path)")
     add_generation_arguments(model)
-    model.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the model runs")
+    add_flags(model, GenerationSettings, ["device"])
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from r1_gui.flags.episodes import EnvFlags, PoolFlags
+
+    parser = command_line()
     args = parser.parse_args(argv)
-    if args.env_episodes < 1:
-        parser.error(f"--env_episodes must be at least 1, got {args.env_episodes}")
+    checked_flags(args, EnvFlags, PoolFlags)  # every bad value in one line, before anything starts
+    args.seed = args.env_seed_offset  # a model's sampling seed is the first episode's
     return args
 
 
@@ -135,7 +139,7 @@ def _policy(args: argparse.Namespace, env, task: str | None):
         return RandomPolicy(args.seed)
     _, first_info = env.reset(seed=args.seed, options=reset_options(task))  # as training and evaluation decide
     if not has_expert(env, first_info):
-        raise UserError(f"--policy expert: {args.env} gives no info['expert_action']; use --policy random")
+        raise UserError(f"--policy expert: {args.env_id} gives no info['expert_action']; use --policy random")
     return expert_policy
 
 
@@ -147,28 +151,27 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from r1_gui.envs.render import save_episode
     from r1_gui.envs.runtime.backend import open_env, pool_settings
     from r1_gui.envs.runtime.pool import EnvStartError
+    from r1_gui.flags.episodes import parse_env_kwargs
 
     with user_errors():
         try:
-            env = open_env(args.env, args.env_kwargs, pool_settings(args), seed=args.seed)
+            env = open_env(args.env_id, parse_env_kwargs(args.env_kwargs), pool_settings(args), seed=args.seed)
         except EnvStartError as error:
             raise UserError(str(error)) from error
         presets = declared_task_presets(env)
-        task = (
-            None
-            if args.env_tasks == "all"
-            else choose_tasks(args.env, declared_tasks(env), [args.env_tasks], presets)[0]
-        )
-        policy = _policy(args, env, task)
+        every = not args.env_tasks or args.env_tasks == ["all"]  # the environment draws one per episode
+        tasks = None if every else choose_tasks(args.env_id, declared_tasks(env), args.env_tasks, presets)
+        policy = _policy(args, env, tasks[0] if tasks else None)
     count = args.env_episodes
     available = episode_count(env)
     if available is not None and args.seed + count > available:
         count = max(1, available - args.seed)
-        print(f"{args.env} holds {available} episodes: playing {count} (seeds {args.seed}..{args.seed + count - 1})")
+        print(f"{args.env_id} holds {available} episodes: playing {count} (seeds {args.seed}..{args.seed + count - 1})")
     results = []
     for number in range(count):
         seed = args.seed + number
         draw = bool(args.gif) and number == 0
+        task = tasks[number % len(tasks)] if tasks else None
         info, steps, frames = play_episode(env, policy, seed, task, draw)
         results.append({"seed": seed, "task": info["task"], "success": info["success"], "steps": steps})
         print(f"seed {seed}  {info['task']:<20} success={info['success']!s:<5}  steps={steps:<3} {info['instruction']}")

@@ -16,7 +16,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, user_errors
-from r1_gui.envs.contract import parse_json_object
+from r1_gui.flags import parse_json_object
 
 
 def demo_kinds() -> dict:

@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from r1_gui.flags.episodes import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS  # noqa: F401  (multi_turn.trainer reads them here)
 from r1_gui.prompts import mobile_use_task, system_prompt
 
-DEFAULT_MAX_TURNS = 12  # turns per episode before it is truncated (training --max_turns, evaluation --max_turns)
-DEFAULT_HISTORY_IMAGES = 2  # screenshots each turn sees (the newest)
 OBSERVATION_TOKENS = 48  # the masked tool-response tokens laid between two turns of a GRPO row (at most)
 ERROR_CHARS = 160  # a tool error message is cut to this many characters
 GRID = "grid999"  # the mobile_use tool's coordinates

@@ -62,9 +62,7 @@ model loads, and tests run it on every backend.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import math
 import os
 import string
@@ -76,6 +74,7 @@ import gymnasium as gym
 import numpy as np
 
 from r1_gui.actions import Action, extract_action, read_bbox
+from r1_gui.flags.episodes import parse_env_kwargs  # noqa: F401  (declared with its flag; envs.serve reads it here)
 
 INFO_KEYS = ("task", "instruction", "success", "error", "action", "parsed", "screen_size", "step", "max_steps")
 OPTIONAL_INFO_KEYS = ("expert_action", "progress", "matched", "raw_reward", "target_box", "state_key")
@@ -211,40 +210,6 @@ def state_key(observation: dict, info: dict) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- making one
-
-
-def parse_env_kwargs(text: str | dict | None) -> dict:
-    """--env_kwargs: a JSON object of gymnasium.make keywords ({} when not given); ValueError naming the flag."""
-    return parse_json_object(text, "--env_kwargs", "of gymnasium.make keywords")
-
-
-def parse_json_object(text: str | dict | None, flag: str, what: str) -> dict:
-    """A flag's JSON object ({} when not given; a dict, as a YAML recipe gives it, as it is); ValueError naming
-    `flag` and saying `what` it holds otherwise."""
-    if not text:
-        return {}
-    if isinstance(text, dict):
-        return dict(text)
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{flag} is not JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{flag} must be a JSON object {what}, got {text}")
-    return value
-
-
-def add_env_arguments(parser, default: str = "r1_gui/Phone-v0") -> None:
-    """--env and --env_kwargs (read into a dict), for the command lines that play episodes."""
-
-    def env_kwargs(text: str) -> dict:
-        try:
-            return parse_env_kwargs(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error).removeprefix("--env_kwargs ")) from None
-
-    parser.add_argument("--env", default=default, help="a Gymnasium id (module:EnvId for your own)")
-    parser.add_argument("--env_kwargs", type=env_kwargs, default={}, help="gymnasium.make keywords as a JSON object")
 
 
 def resolve_env_id(env_id: str) -> str:

@@ -14,12 +14,7 @@ generators and training's trainers). Importing the package imports neither torch
 
 from r1_gui.generation.generators import HFGenerator, VLLMGenerator, make_generator
 from r1_gui.generation.prompting import model_type_of, resolve_prompting
-from r1_gui.generation.settings import (
-    GenerationSettings,
-    add_backend_arguments,
-    add_generation_arguments,
-    add_pixel_arguments,
-)
+from r1_gui.generation.settings import GenerationSettings, add_backend_arguments, add_generation_arguments
 
 __all__ = [
     "GenerationSettings",
@@ -27,7 +22,6 @@ __all__ = [
     "VLLMGenerator",
     "add_backend_arguments",
     "add_generation_arguments",
-    "add_pixel_arguments",
     "make_generator",
     "model_type_of",
     "resolve_prompting",

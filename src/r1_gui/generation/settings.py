@@ -18,6 +18,7 @@ from typing import Any
 from r1_gui.actions import check_pixel_bounds
 from r1_gui.checkpoints import saved_image_settings
 from r1_gui.cli_errors import UserError
+from r1_gui.flags import Flags, add_flags, at_least, flag
 from r1_gui.generation.prompting import COORDINATE_CHOICES, resolve_prompting
 from r1_gui.prompts import PROMPT_STYLE_CHOICES, check_style
 from r1_gui.vision_attention import VISION_ATTENTION_CHOICES, check_vision_attention
@@ -26,87 +27,121 @@ logger = logging.getLogger(__name__)
 
 BACKENDS = ("hf", "vllm")
 DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "bfloat16", "float16", "float32")
 DEFAULT_MIN_PIXELS = 3136  # as training (GUIDataArguments): the bounds of a model folder that saved none
 DEFAULT_MAX_PIXELS = 501760
 
 
 @dataclass(frozen=True)
-class GenerationSettings:
-    """How a checkpoint is asked and where it runs; the fields are the flags of eval/test_aitw.py and play."""
+class AskedModel:
+    """The checkpoint an evaluation or `play` asks (its flag; the generators take the path beside the settings)."""
+
+    model_name_or_path: str | None = flag(
+        None, "The checkpoint to ask: a model folder, a LoRA adapter folder (its base is loaded with it) or a Hub id."
+    )
+
+
+@dataclass(frozen=True)
+class GenerationSettings(Flags):
+    """How a checkpoint is asked and where it runs; each field is a flag (declared here once: training's own prompt
+    and screenshot flags are these, `r1_gui.training.flags`), of eval/test_aitw.py, eval/test_phone.py and play."""
 
     WHAT = "generation"  # what with_settings' error calls a setting of this kind (not a field: no annotation)
 
     # -- how the checkpoint is asked (an evaluation records these in run_config.json; a resume must match) -------
-    prompt_style: str = field(
-        default="auto",
-        metadata={"help": "prompt style, as in training; auto: prompts.default_prompt_style(model_type)"},
+    prompt_style: str = flag(
+        "auto",
+        "aguvis, think_answer or mobile_use (see r1_gui.prompts), or auto: the architecture's own (mobile_use for "
+        "Qwen3-VL, aguvis for Qwen2-VL and Qwen2.5-VL). An evaluation asks in the style training used.",
+        choices=PROMPT_STYLE_CHOICES,
     )
-    system_prompt: str | None = field(
-        default=None, metadata={"help": "replace the style's system prompt (give the text training used)"}
+    system_prompt: str | None = flag(
+        None, "Replace the prompt style's system prompt (use the same text for SFT, GRPO and evaluation)."
     )
-    coordinates: str = field(
-        default="auto",
-        metadata={"help": "how the model writes points; auto: prompts.default_coordinates(model_type, prompt_style)"},
+    coordinates: str = flag(
+        "auto",
+        "How the model writes coordinates: normalized (0-1, Aguvis), grid1000 (Qwen2-VL), grid999 (Qwen3-VL, "
+        "mobile_use), pixels (Qwen2.5-VL, of the resized screenshot), or auto (from the architecture and prompt "
+        "style).",
+        choices=COORDINATE_CHOICES,
     )
-    min_pixels: int | None = field(
-        default=None,
-        metadata={"help": "smallest screenshot area; None: the checkpoint's saved processor's (training's)"},
+    min_pixels: int | None = flag(
+        None,
+        "Smallest area (pixels) a screenshot is resized to (Qwen). An evaluation left without it uses the "
+        "checkpoint's saved processor's (what training used); a value that differs from it is warned about and "
+        "recorded in the protocol card.",
     )
-    max_pixels: int | None = field(
-        default=None,
-        metadata={"help": "largest screenshot area; None: the checkpoint's saved processor's (training's)"},
+    max_pixels: int | None = flag(
+        None,
+        "Largest area (pixels) a screenshot is resized to (Qwen). An evaluation left without it uses the "
+        "checkpoint's saved processor's (what training used); a value that differs from it is warned about and "
+        "recorded in the protocol card.",
     )
-    max_new_tokens: int = field(default=256, metadata={"help": "completion length limit"})
-    temperature: float = field(default=0.0, metadata={"help": "0 is greedy; > 0 samples"})
-    seed: int = field(default=0, metadata={"help": "sampling seed (matters with temperature > 0)"})
-    backend: str = field(default="hf", metadata={"help": "hf (any machine) or vllm (GPU)"})
+    max_new_tokens: int = flag(256, "New tokens the model may write per answer (in an episode: per turn).")
+    temperature: float = flag(0.0, "0 is greedy; above 0 samples.")
+    seed: int = flag(0, "Sampling seed (matters with --temperature above 0).")
+    backend: str = flag("hf", "hf (transformers, any machine) or vllm (GPU).", choices=BACKENDS)
     # -- where and how the model runs (not recorded: they do not change the outputs) -----------------------------
-    device: str = field(default="auto", metadata={"help": "hf backend: auto (cuda when available), cpu or cuda"})
-    dtype: str = field(default="auto", metadata={"help": "model weights dtype: auto (the checkpoint's) or a torch one"})
-    vision_attention: str = field(
-        default="auto",
-        metadata={"help": "hf backend: the vision tower's windows batched (as in training; auto: on CUDA)"},
+    device: str = flag("auto", "hf backend: where the model runs: auto (cuda when available), cpu or cuda.",
+                       choices=DEVICES)  # fmt: skip
+    dtype: str = flag("auto", "The weights' dtype: auto (the checkpoint's) or a torch one.", choices=DTYPES)
+    vision_attention: str = flag(
+        "auto",
+        "How the vision tower runs its attention under sdpa: batched_windows (one sdpa call per window length "
+        "instead of one per window; towers without windows, Qwen2-VL and Qwen3-VL, one per image size instead of one "
+        "per image; the same output), model (transformers' per-window or per-image calls), or auto (batched_windows "
+        "on CUDA, model on CPU). batched_windows needs sdpa (refused with --attn_implementation eager or "
+        "flash_attention_2) and the hf backend. See r1_gui.vision_attention.",
+        choices=VISION_ATTENTION_CHOICES,
     )
-    generation_compile: bool = field(
-        default=False,
-        metadata={"help": "hf backend: a static KV cache and a compiled decode step (r1_gui.generation.compiled)"},
+    generation_compile: bool = flag(
+        False,
+        "Generate on a static KV cache with a compiled decode step (torch.compile; CUDA graphs on a GPU) instead of "
+        "the dynamic cache: the same greedy answers; the first step (or batch) pays the compilation. Off by default "
+        "until a GPU measures it faster (bench/gpu_kit.sh). Not applied, with one log line saying why, under vLLM, "
+        "ZeRO-3 or FSDP. See r1_gui.generation.compiled.",
     )
-    vllm_gpu_memory_utilization: float = field(default=0.9, metadata={"help": "vllm backend only"})
-    batch_size: int = field(default=16, metadata={"help": "prompts per generate call"})
-    images_per_prompt: int = field(
-        default=1, metadata={"help": "vllm backend: screenshots one prompt may hold (episodes: --history_images)"}
+    vllm_gpu_memory_utilization: float = flag(0.9, "vllm backend only: the share of GPU memory vLLM may take.")
+    batch_size: int = flag(
+        16, "Prompts per generate call (the episode evaluation: episodes played side by side, one prompt each a turn)."
     )
+    # not a flag: the episode evaluation sets it from --history_images
+    images_per_prompt: int = field(default=1, metadata={"help": "vllm backend: screenshots one prompt may hold"})
 
-    def __post_init__(self) -> None:
+    def problems(self) -> list[str]:
+        found = super().problems()
         if self.prompt_style != "auto":
             try:
                 check_style(self.prompt_style)
             except ValueError as error:
-                raise UserError(str(error)) from None
+                found.append(f"--prompt_style: {error}")
         if self.coordinates not in COORDINATE_CHOICES:
-            raise UserError(f"--coordinates must be one of {', '.join(COORDINATE_CHOICES)}, got {self.coordinates!r}")
+            found.append(f"--coordinates must be one of {', '.join(COORDINATE_CHOICES)}, got {self.coordinates!r}")
         if self.backend not in BACKENDS:
-            raise UserError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+            found.append(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.device not in DEVICES:
-            raise UserError(f"--device must be auto, cpu or cuda, got {self.device!r}")
+            found.append(f"--device must be auto, cpu or cuda, got {self.device!r}")
         try:
             check_vision_attention(self.vision_attention)
         except ValueError as error:
-            raise UserError(str(error)) from None
-        if self.batch_size < 1:
-            raise UserError(f"--batch_size must be at least 1, got {self.batch_size}")
-        if self.max_new_tokens < 1:
-            raise UserError(f"--max_new_tokens must be at least 1, got {self.max_new_tokens}")
+            found.append(str(error))
+        found += at_least("batch_size", self.batch_size, 1) + at_least("max_new_tokens", self.max_new_tokens, 1)
         for bound in ("min_pixels", "max_pixels"):
             if getattr(self, bound) is not None and getattr(self, bound) < 1:
-                raise UserError(f"--{bound} must be at least 1 (or left out), got {getattr(self, bound)}")
+                found.append(f"--{bound} must be at least 1 (or left out), got {getattr(self, bound)}")
         if self.temperature < 0:
-            raise UserError(f"--temperature must be >= 0 (0 is greedy), got {self.temperature}")
+            found.append(f"--temperature must be >= 0 (0 is greedy), got {self.temperature}")
         if self.min_pixels is not None and self.max_pixels is not None:  # None: the checkpoint's, checked there
             try:
                 check_pixel_bounds(self.min_pixels, self.max_pixels)
             except ValueError as error:
-                raise UserError(str(error)) from None
+                found.append(str(error))
+        return found
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise UserError("; ".join(problems))
 
     @classmethod
     def from_args(cls, args: argparse.Namespace):
@@ -126,11 +161,6 @@ class GenerationSettings:
         ``prompting.resolve_prompting``."""
         prompt_style, coordinates = resolve_prompting(self.prompt_style, self.coordinates, model_type)
         return self.with_settings(prompt_style=prompt_style, coordinates=coordinates)
-
-    @classmethod
-    def default(cls, name: str) -> Any:
-        """A field's default, for the argparse flags that set it (one home for each default)."""
-        return next(f.default for f in fields(cls) if f.name == name)
 
 
 def generation_settings(settings: GenerationSettings | None = None, **overrides: Any) -> GenerationSettings:
@@ -182,53 +212,28 @@ def log_warnings(warnings: Sequence[str]) -> None:
 
 # -------------------------------------------------------------------------------- the flags
 
-
-def _flag(parser, name: str, help: str, **kwargs) -> None:
-    """--NAME with GenerationSettings' default for the field of that name (one home for each default)."""
-    parser.add_argument(
-        f"--{name}", default=kwargs.pop("default", GenerationSettings.default(name)), help=help, **kwargs
-    )
+ASKING = ("max_new_tokens", "temperature", "prompt_style", "coordinates", "system_prompt", "min_pixels", "max_pixels")
+RUNNING = (
+    "backend",
+    "device",
+    "dtype",
+    "vision_attention",
+    "generation_compile",
+    "vllm_gpu_memory_utilization",
+    "seed",
+)
 
 
 def add_generation_arguments(parser, prompting: bool = True, max_new_tokens: int | None = None) -> None:
     """The flags that say how a checkpoint is asked (decoding, system prompt, screenshot size; with ``prompting``
-    also the prompt style and coordinates), with the generators' defaults (``max_new_tokens`` overrides that one);
-    eval/test_aitw.py, eval/test_phone.py and ``python -m r1_gui.play`` share them."""
-    tokens = max_new_tokens or GenerationSettings.default("max_new_tokens")
-    _flag(parser, "max_new_tokens", f"new tokens per answer (default: {tokens})", type=int, default=tokens)
-    _flag(parser, "temperature", "0 (default) is greedy; > 0 samples", type=float)
-    if prompting:
-        _flag(parser, "prompt_style", "as in training; auto (default): the architecture's own (Qwen3-VL: mobile_use; "
-              "others: aguvis)", choices=PROMPT_STYLE_CHOICES)  # fmt: skip
-        _flag(parser, "coordinates", "how the model writes points; auto: from the architecture and prompt style, "
-              "as training", choices=COORDINATE_CHOICES)  # fmt: skip
-    _flag(parser, "system_prompt", "replace the style's system prompt, as in training")
-    add_pixel_arguments(parser)
+    also the prompt style and coordinates), as GenerationSettings declares them (``max_new_tokens``: this command's
+    default); eval/test_aitw.py, eval/test_phone.py and ``python -m r1_gui.play`` share them."""
+    names = [name for name in ASKING if prompting or name not in ("prompt_style", "coordinates")]
+    defaults = {"max_new_tokens": max_new_tokens} if max_new_tokens else {}
+    add_flags(parser, GenerationSettings, names, defaults=defaults)
 
 
 def add_backend_arguments(parser) -> None:
     """The flags that say where and how the model runs (backend, device, dtype, vision attention, vLLM's memory
     share) and the sampling seed: eval/test_aitw.py's and eval/test_phone.py's."""
-    _flag(parser, "backend", "hf (any machine) or vllm (GPU)", choices=BACKENDS)
-    _flag(parser, "device", "hf backend device", choices=DEVICES)
-    _flag(parser, "dtype", "weights dtype", choices=("auto", "bfloat16", "float16", "float32"))
-    _flag(parser, "vision_attention", "hf backend: batched_windows runs the vision tower's windows (Qwen3-VL: its "
-          "equal-size images) as one sdpa call per size (the same output), model as transformers does, auto batched "
-          "on CUDA only (default)", choices=VISION_ATTENTION_CHOICES)  # fmt: skip
-    _flag(parser, "generation_compile", "hf backend: generate on a static KV cache with a compiled decode step "
-          "(the same greedy answers; the first batch pays the compilation; off by default until a GPU measures it "
-          "faster)", action=argparse.BooleanOptionalAction)  # fmt: skip
-    _flag(parser, "vllm_gpu_memory_utilization", "vllm backend only", type=float)
-    _flag(parser, "seed", "sampling seed (matters with --temperature > 0)", type=int)
-
-
-def add_pixel_arguments(parser) -> None:
-    """--min_pixels and --max_pixels: left out, the checkpoint's saved processor's (what training used)."""
-    for bound, what in (("min_pixels", "smallest"), ("max_pixels", "largest")):
-        parser.add_argument(
-            f"--{bound}",
-            type=int,
-            default=GenerationSettings.default(bound),
-            help=f"{what} screenshot area (default: the checkpoint's saved processor's, as in training; a value "
-            "that differs from it is warned about and recorded in the protocol card)",
-        )
+    add_flags(parser, GenerationSettings, RUNNING)

@@ -18,32 +18,45 @@ import logging
 logger = logging.getLogger("r1_gui.grpo_gui")  # the GRPO command's logger
 
 
-def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
-    """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
+def episode_problems(script_args, training_args) -> list[str]:
+    """What is wrong with an --env run's settings beyond each flag's own checks (`r1_gui.training.flags`): trl's tool
+    loop, the step-level credit, the token budget; every problem, each naming its flag (the pre-check runs this too,
+    before trl is imported)."""
     from r1_gui.agent.context import check_token_budget
-    from r1_gui.envs.contract import parse_env_kwargs
-    from r1_gui.envs.runtime.backend import pool_settings
     from r1_gui.multi_turn.advantages import check_step_credit
 
+    problems = []
     if training_args.max_tool_calling_iterations is not None:
-        raise ValueError("--max_tool_calling_iterations bounds trl's own tool loop; with --env set --max_turns")
-    if script_args.history_images < 1:
-        raise ValueError(f"--history_images must be at least 1, got {script_args.history_images}")
-    if script_args.dataset_name:
-        raise ValueError(
-            f"--dataset_name {script_args.dataset_name} and --env {script_args.env_id} both name what to train on: "
-            "an --env run trains on the environment's episodes (--env_episodes resets); drop one of them"
-        )
-    if script_args.expert_sft_weight < 0:
-        raise ValueError(f"--expert_sft_weight must be 0 (off) or more, got {script_args.expert_sft_weight}")
-    if script_args.env_episodes < 1:
-        raise ValueError(f"--env_episodes must be at least 1, got {script_args.env_episodes}")
-    check_step_credit(script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma)
-    check_rollout_mode(script_args, training_args)
-    env_kwargs = parse_env_kwargs(script_args.env_kwargs)
-    pool_settings(script_args)  # --env_backend and its settings: one error line before anything starts
-    budget = check_token_budget(script_args.max_turns, script_args.max_turn_tokens, training_args.max_completion_length)
-    return env_kwargs, budget
+        problems.append("--max_tool_calling_iterations bounds trl's own tool loop; with --env set --max_turns")
+    try:
+        check_step_credit(script_args.advantage_estimator, script_args.step_advantage_weight, script_args.step_gamma)
+    except ValueError as error:
+        problems.append(str(error))
+    if script_args.rollout_mode == "async":  # its checks import torch: only where they apply
+        try:
+            check_rollout_mode(script_args, training_args)
+        except ValueError as error:
+            problems.append(str(error))
+    if script_args.max_turns >= 1 and script_args.max_turn_tokens >= 1:  # else their own checks name them
+        try:
+            check_token_budget(script_args.max_turns, script_args.max_turn_tokens, training_args.max_completion_length)
+        except ValueError as error:
+            problems.append(str(error))
+    return problems
+
+
+def check_multi_turn(script_args, training_args) -> tuple[dict, int]:
+    """(env kwargs, episode token budget) from the settings alone; every error names the flag to change."""
+    from r1_gui.agent.context import episode_token_budget
+    from r1_gui.flags import FlagProblems
+    from r1_gui.flags.episodes import parse_env_kwargs
+
+    problems = episode_problems(script_args, training_args)
+    if problems:
+        raise FlagProblems(problems)
+    return parse_env_kwargs(script_args.env_kwargs), episode_token_budget(
+        script_args.max_turns, script_args.max_turn_tokens
+    )
 
 
 def async_settings(script_args):

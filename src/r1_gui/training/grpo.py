@@ -9,31 +9,28 @@
     python src/r1_gui/grpo_gui.py --config local_scripts/tiny_cpu_grpo.yaml --model_name_or_path models/tiny \\
         --dataset_name data/synthetic --output_dir runs/tiny
 
-Arguments: this file's `GUIGRPOScriptArguments` (data and prompt flags from r1_gui.training.args), every `trl.GRPOConfig` field and every `trl.ModelConfig` field (LoRA via
---use_peft --lora_r ...). A YAML recipe (--config) sets defaults; the command line overrides it. Unknown arguments,
+Arguments: r1_gui's flags (`GUIGRPOScriptArguments` and the rest, declared in r1_gui.training.flags), every
+`trl.GRPOConfig` field and every `trl.ModelConfig` field (LoRA via --use_peft --lora_r ...). A YAML recipe (--config) sets defaults; the command line overrides it. Unknown arguments,
 unknown reward names and impossible batch sizes fail before any model is loaded.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from trl import GRPOConfig
 
-from r1_gui.cli_errors import UserError, user_errors
-from r1_gui.rewards import REWARD_FUNCS, REWARD_PRESETS
+from r1_gui.cli_errors import user_errors
 from r1_gui.training.args import (
     CheckpointingUnderItsNewName,
-    EnvArguments,
-    GUIDataArguments,
     GUIModelConfig,
     arguments_from,
     parse_arguments,
 )
 from r1_gui.training.data import load_training_rows
+from r1_gui.training.flags import GRPORunFlags, GUIGRPOScriptArguments, parse_reward_kwargs
 from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
 from r1_gui.training.resume import resolve_resume
 
@@ -41,77 +38,11 @@ logger = logging.getLogger("r1_gui.grpo_gui")  # the command's name, as its log 
 
 
 @dataclass
-class GUIGRPOScriptArguments(GUIDataArguments, EnvArguments):
-    """Data, prompt and reward settings of a GUI GRPO run (episode ones with --env: r1_gui.multi_turn.train)."""
-
-    _argument_group_name = "r1_gui: data, prompts and rewards"  # its --help heading, listed first
-
-    reward_funcs: list[str] = field(
-        default_factory=lambda: ["accuracy", "format"],
-        metadata={
-            "help": f"Reward names, any of: {', '.join(REWARD_FUNCS)}; or a preset, its weights included ("
-            + "; ".join(
-                f"{name}: " + " + ".join(f"{reward} {weight}" for reward, weight in members)
-                for name, members in REWARD_PRESETS.items()
-            )
-            + "); weights go in --reward_weights."
-        },
-    )
-    reward_kwargs: str | None = field(
-        default=None,
-        metadata={"help": 'Per-reward parameters as JSON, e.g. \'{"click_distance": {"threshold": 0.05}}\'.'},
-    )
-    completions_table_steps: int = field(
-        default=50, metadata={"help": "Log the completions table (screenshots with points) every N steps; 0: never."}
-    )
-    skip_no_signal: bool = field(
-        default=True,
-        metadata={
-            "help": "Leave completions with advantage 0 (groups whose rewards are all equal) out of the loss pass: "
-            "the same gradient for less compute. Applied only where it is exact (beta 0, loss_type dapo or cispo)."
-        },
-    )
-    dedupe_images: bool = field(
-        default=True,
-        metadata={
-            "help": "Process each distinct screenshot once per step, encode it and prefill its prompt once per "
-            "generation batch, instead of once per generated answer: the same tensors for less compute."
-        },
-    )
-
-
-@dataclass
-class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPOConfig):
-    """trl.GRPOConfig, with the batch-size check made to say which settings would work."""
+class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPORunFlags, GRPOConfig):
+    """trl.GRPOConfig with r1_gui's fields (`r1_gui.training.flags.GRPORunFlags`), and the batch-size check made to
+    say which settings would work."""
 
     _argument_group_name = "trl.GRPOConfig: GRPO and training (every transformers.TrainingArguments field too)"
-
-    resume_from_checkpoint: str | None = field(
-        default=None,
-        metadata={
-            "help": "A checkpoint-N folder to resume from, or `last` for the newest one in --output_dir (an error "
-            "when there is none). Without it a run starts at step 0 and starts a new completions table."
-        },
-    )
-
-    average_last_steps: int = field(
-        default=0,
-        metadata={
-            "help": "Save the mean of the trainable weights after each of the last N optimizer steps instead of the "
-            "last step's weights (a tail average: steadier than any one step of a noisy RL run); 0: the last "
-            "step's. Checkpoints keep the live weights and the running sum. Not under ZeRO-3."
-        },
-    )
-
-    generation_compile: bool = field(
-        default=False,
-        metadata={
-            "help": "Generate on a static KV cache with a compiled decode step (torch.compile; CUDA graphs on a GPU) "
-            "instead of the dynamic cache: the same greedy answers; the first step pays the compilation. Off by "
-            "default until a GPU measures it faster (bench/gpu_kit.sh). Not applied, with one log line saying why, "
-            "under vLLM, ZeRO-3 or FSDP. See r1_gui.generation.compiled."
-        },
-    )
 
     def __post_init__(self):
         check_generation_batch(self)
@@ -119,7 +50,7 @@ class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPOConfig):
             from r1_gui.generation.compiled import check_cache_implementation
 
             check_cache_implementation(self.cache_implementation)
-        if self.average_last_steps < 0 or 0 < self.max_steps < self.average_last_steps:
+        if 0 < self.max_steps < self.average_last_steps:  # a negative count: GRPORunFlags' own check
             raise ValueError(
                 f"--average_last_steps {self.average_last_steps}: give 0 (save the last step's weights) or a "
                 f"number of steps from 1 to --max_steps ({self.max_steps})"
@@ -184,20 +115,6 @@ def train_single_step(script_args, training_args, model_args) -> None:
     with output_folder_lock(training_args.output_dir):
         trainer, resume = single_step_trainer(script_args, training_args, model_args)
         train_and_save(trainer, resume, logger)
-
-
-def parse_reward_kwargs(text: str | dict | None) -> dict | None:
-    """--reward_kwargs: a JSON object {reward name: {parameter: value}} (from Python, that dict itself)."""
-    if isinstance(text, dict):
-        return dict(text)
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UserError(
-            f'--reward_kwargs is not valid JSON ({error}): {text!r}; e.g. \'{{"click_distance": {{"threshold": 0.05}}}}\''
-        ) from None
 
 
 def grpo_trainer_inputs(model, training_args, dataset, processor, model_args, script_args, reward_funcs) -> dict:

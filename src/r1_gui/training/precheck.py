@@ -1,30 +1,34 @@
-"""What a training command line checks before it imports torch and trl (those imports alone take 5-20 s): an unknown
-flag or recipe key, nothing to train on, a model or dataset folder that does not exist, and `--help`.
+"""What a training command line checks before it imports torch and trl (those imports alone take 5-20 s): unknown
+flags and recipe keys, the value of every r1_gui flag (each declaration's own checks, `r1_gui.flags`, and the
+command's: `checks`), nothing to train on, a model or dataset folder that does not exist, and `--help`. Every problem
+is listed at once, in one line, and a value that came from the --config recipe, or is a default, is said to.
 
     precheck("grpo", argv)     # in grpo_gui.py's command line, before anything heavy is imported
 
-It reads the commands' flags from `command_lines.json`, which `python -m r1_gui.training.command_lines` writes
-from the real parsers (tests/test_cli_errors.py fails when it is out of date and says to run that). The full parser
-still checks everything again after the imports; this only makes the common mistakes fast.
-`--help` prints r1_gui's own flags and the most used trl ones; `--help_trl` prints the full parser's help.
+It reads the commands' flags from `r1_gui.training.command_lines` (r1_gui's from their declarations, trl's from trl's
+own parser, cached per installed version). The full parser still checks everything again after the imports; this
+only makes the mistakes fast. `--help` prints r1_gui's own flags and the most used trl ones; `--help_trl` prints the
+full parser's help.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from r1_gui.cli_errors import UserError, cli_main, one_line
+from r1_gui.cli_errors import UserError, cli_main, invoked_as, one_line
+from r1_gui.flags import FlagProblems, default_of, typed
 from r1_gui.paths import check_local_or_hub
-
-TABLE = Path(__file__).with_name("command_lines.json")
-FULL_HELP = "--help_trl"
+from r1_gui.training.command_lines import FULL_HELP, command_table, short_help
 
 # What each command needs to have something to train on: (what it says, the flags any one of which is enough).
 NEEDS = {
@@ -33,60 +37,164 @@ NEEDS = {
 }
 SCRIPTS = {"grpo": "src/r1_gui/grpo_gui.py", "sft": "src/r1_gui/sft.py"}
 RECIPES = {"grpo": "local_scripts/tiny_cpu_grpo.yaml", "sft": "local_scripts/tiny_cpu_sft.yaml"}
+Checks = Callable[[SimpleNamespace], list[str]]
 
 
-def training_cli(command: str, parse: Callable, main: Callable) -> Callable:
+def training_cli(command: str, parse: Callable, main: Callable, checks: Checks | None = None) -> Callable:
     """The command line of a training command (grpo_gui.py, sft.py): INFO log lines, the arguments checked by
-    `precheck` before trl is imported, then ``main(*parse(argv))``. A user's mistake ends in one `error:` line and
-    exit code 2 (r1_gui.cli_errors)."""
+    `precheck` before trl is imported (with the command's own ``checks`` of its flags' values), then
+    ``main(*parse(argv))``. A user's mistake ends in one `error:` line and exit code 2 (r1_gui.cli_errors)."""
 
     @cli_main
     def cli(argv: list[str] | None = None) -> None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
         argv = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
-        precheck(command, argv)
+        precheck(command, argv, checks)
         main(*parse(argv))
 
     return cli
 
 
-def precheck(command: str, argv: list[str]) -> None:
-    """Print the short help and exit on -h/--help; raise UserError on an unknown flag or recipe key, a missing model
-    or dataset, or a local model or dataset folder that does not exist. Returns when the full parser should run."""
+def program() -> str:
+    """How the user started the command, for its usage line: the installed command (r1-gui-train), `python -m
+    r1_gui.grpo_gui`, or `python SCRIPT` as run."""
+    return " ".join(invoked_as())
+
+
+def precheck(command: str, argv: list[str], checks: Checks | None = None) -> None:
+    """Print the short help and exit on -h/--help; raise one UserError listing every unknown flag or recipe key, bad
+    value, missing model or dataset and local folder that does not exist. Returns when the full parser should run.
+    ``checks``: the command's checks of its values that live above training/ (grpo_gui.py's multi-turn ones)."""
     argv = config_flag_checked(argv)
-    table = json.loads(TABLE.read_text())[command]
-    options = table["options"]  # option string -> field name
     if FULL_HELP in argv:
         return  # the full parser prints its help
     if "-h" in argv or "--help" in argv:
-        print(table["short_help"])
+        print(short_help(command, program()))
         raise SystemExit(0)
-    given, recipe = {}, None
-    for index, arg in enumerate(argv):
-        if not arg.startswith("--") or arg == "--":
-            continue
-        flag, _, inline = arg.partition("=")
-        if flag == "--config":
-            recipe = argv[index + 1]  # config_flag_checked: --config is followed by its path
-            continue
-        if flag not in options:
-            raise UserError(f"unknown flag {flag}{_closest(flag.lstrip('-'), table['fields'], '--')}; run with --help")
-        following = argv[index + 1] if index + 1 < len(argv) and not argv[index + 1].startswith("--") else ""
-        given[options[flag]] = inline or following
-    settings = {**recipe_values(recipe, table["fields"]), **given}
+    table = command_table(command)
+    given, recipe, unknown = read_command_line(argv, table)
+    from_recipe = recipe_values(recipe, table["fields"])
+    settings = {**from_recipe, **given}
+    sources = {name: f"from --config {recipe}" for name in from_recipe if name not in given}
+    problems = [f"unknown flag {flag}{_closest(flag.lstrip('-'), table['fields'], '--')}" for flag in unknown]
+    values, wrong = flag_values(command, table, settings)
+    problems += wrong
     if not settings.get("model_name_or_path"):
-        raise UserError(
+        problems.append(
             "--model_name_or_path is missing: give a model folder (`python -m r1_gui.tiny --out models/tiny` builds "
             f"a tiny one) or a Hub id, or a recipe: python {SCRIPTS[command]} --config {RECIPES[command]}"
         )
     what, enough = NEEDS[command]
     if not any(settings.get(name) for name in enough):
-        raise UserError(f"nothing to train on: give {what}, e.g. python {SCRIPTS[command]} --config {RECIPES[command]}")
-    check_local_or_hub(settings["model_name_or_path"], "--model_name_or_path")
-    if settings.get("dataset_name") and not settings.get("env_id"):
-        check_local_or_hub(settings["dataset_name"], "--dataset_name", repo_type="dataset")
+        problems.append(f"nothing to train on: give {what}, e.g. python {SCRIPTS[command]} --config {RECIPES[command]}")
+    problems += checks(values) if checks else []
+    problems += folder_problems(settings)
+    if problems:
+        sources |= {name: "the default" for name in table["fields"] if name not in settings}
+        raise UserError(problem_line([said_where(problem, values, sources) for problem in problems], bool(unknown)))
     if settings.get("deepspeed"):
         check_extension_locks()
+
+
+def read_command_line(argv: list[str], table: dict) -> tuple[dict, str | None, list[str]]:
+    """({field: its value, as typed: one word, or the words of a list}, the --config recipe, the unknown flags) of
+    a command line; a --no_X switch gives X False."""
+    options, negations = table["options"], set(table["negations"])
+    given, recipe, unknown = {}, None, []
+    for index, arg in enumerate(argv):
+        if not arg.startswith("--") or arg == "--":
+            continue
+        flag, equals, inline = arg.partition("=")
+        if flag == "--config":
+            recipe = argv[index + 1]  # config_flag_checked: --config is followed by its path
+            continue
+        if flag not in options:
+            unknown.append(flag)
+            continue
+        words = []
+        for word in argv[index + 1 :]:
+            if word.startswith("--"):
+                break
+            words.append(word)
+        value: Any = inline if equals else words[0] if len(words) == 1 else words or "true"
+        given[options[flag]] = "false" if flag in negations else value
+    return given, recipe, unknown
+
+
+def flag_values(command: str, table: dict, settings: dict) -> tuple[SimpleNamespace, list[str]]:
+    """(every flag's value, typed as declared (r1_gui's) or as trl types it, defaults where not given; the problems of
+    r1_gui's values, each declaration's checks run). A --env run's defaults follow it."""
+    from r1_gui.training.flags import COMMAND_FLAGS, following_env
+
+    values: dict[str, Any] = dict(table["trl_defaults"])
+    problems = []
+    for name, value in settings.items():
+        kind = {"int": int, "float": float}.get(table["trl_types"].get(name))
+        if kind and isinstance(value, str):
+            try:
+                values[name] = kind(value)
+            except ValueError:
+                problems.append(f"--{name} {value}: expected {'a whole number' if kind is int else 'a number'}")
+        else:
+            values[name] = value
+    for owner in COMMAND_FLAGS[command]:
+        declared = {}
+        for field in fields(owner):
+            if not field.init:
+                continue
+            try:
+                declared[field.name] = typed(owner, field.name, settings[field.name])
+            except KeyError:
+                declared[field.name] = default_of(owner, field.name)
+            except ValueError as error:
+                problems.append(str(error))
+                declared[field.name] = default_of(owner, field.name)
+        try:
+            built = owner(**declared)
+            values |= {name: getattr(built, name) for name in declared}  # reward_funcs resolved
+        except FlagProblems as error:
+            problems += error.problems
+            values |= declared
+    values |= following_env(values, set(settings))
+    return SimpleNamespace(**{name: values.get(name) for name in table["fields"]} | values), problems
+
+
+def folder_problems(settings: dict) -> list[str]:
+    """A local model or dataset folder that does not exist (or a Hub id that cannot be had)."""
+    problems = []
+    named = [("model_name_or_path", "model")]
+    if settings.get("dataset_name") and not settings.get("env_id"):
+        named.append(("dataset_name", "dataset"))
+    for name, repo_type in named:
+        if settings.get(name):
+            try:
+                check_local_or_hub(str(settings[name]), f"--{name}", repo_type=repo_type)
+            except UserError as error:
+                problems.append(str(error))
+    return problems
+
+
+def said_where(problem: str, values: SimpleNamespace, sources: dict) -> str:
+    """``problem`` with each flag whose value it is about said, where the user did not type the value, to come from
+    the recipe or to be the default: a flag shown with its value (`--max_turns 12 (from --config x.yaml) x ...`), or
+    the flag a problem starts with (`--vision_attention (from --config x.yaml) must be one of ...`)."""
+    for name, source in sources.items():
+        value = getattr(values, name, None)
+        shown = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+        found = re.search(rf"--{name} {re.escape(shown)}(?![\w-]|\.\w)", problem)
+        if found is None and value is not None and problem.startswith(f"--{name} "):
+            found = re.match(rf"--{name}", problem)
+        if found is not None:
+            problem = f"{problem[: found.end()]} ({source}){problem[found.end() :]}"
+    return problem
+
+
+def problem_line(problems: list[str], unknown: bool) -> str:
+    """One line for every problem: the one alone, or `N problems: (1) ...; (2) ...`."""
+    hint = "; run with --help" if unknown else ""
+    if len(problems) == 1:
+        return problems[0] + hint
+    return f"{len(problems)} problems: " + "; ".join(f"({n}) {text}" for n, text in enumerate(problems, 1)) + hint
 
 
 # How old a torch extension build lock may be before it is taken for one a stopped run left: a build holds it for

@@ -24,12 +24,12 @@ from trl import ModelConfig, SFTConfig, SFTTrainer
 from r1_gui.cli_errors import user_errors
 from r1_gui.training.args import (
     CheckpointingUnderItsNewName,
-    GUIDataArguments,
     GUIModelConfig,
     arguments_from,
     parse_arguments,
 )
 from r1_gui.training.data import load_training_rows
+from r1_gui.training.flags import GUIDataArguments, TrainingRunFlags
 from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
 from r1_gui.training.resume import ResumesCheckpoints, resolve_resume
 from r1_gui.training.trainer import train_and_save
@@ -44,8 +44,8 @@ class GUISFTTrainer(ResumesCheckpoints, SFTTrainer):
 
 
 @dataclass
-class GUISFTConfig(CheckpointingUnderItsNewName, SFTConfig):
-    """trl.SFTConfig under its own --help heading."""
+class GUISFTConfig(CheckpointingUnderItsNewName, TrainingRunFlags, SFTConfig):
+    """trl.SFTConfig under its own --help heading, with r1_gui's fields (`r1_gui.training.flags.TrainingRunFlags`)."""
 
     _argument_group_name = "trl.SFTConfig: SFT and training (every transformers.TrainingArguments field too)"
 

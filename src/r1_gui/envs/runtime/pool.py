@@ -40,10 +40,10 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from r1_gui.envs.runtime.processes import kill_tree
+from r1_gui.flags.episodes import DEFAULT_STEP_TIMEOUT  # the --env_step_timeout default
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STEP_TIMEOUT = 120.0  # seconds; a browser step takes 20-200 ms, an emulator's seconds
 START_TIMEOUT = 120.0  # seconds for a worker to import and build its environment
 RESET_RETRIES = 3
 CLOSE_GRACE = 5.0  # seconds a worker gets to close its environment before it is killed

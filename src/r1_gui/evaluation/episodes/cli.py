@@ -24,57 +24,45 @@ import json
 import logging
 import sys
 
-from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
-from r1_gui.envs.contract import add_env_arguments
-from r1_gui.envs.runtime.backend import add_pool_arguments
-from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
-from r1_gui.evaluation.config import EvalConfig
+from r1_gui.evaluation.config import EvalConfig, EvalOutput
+from r1_gui.flags import add_flags, checked_flags
+from r1_gui.flags.episodes import PLAYED_ENV, EnvFlags, PoolFlags, TurnFlags
 from r1_gui.generation import add_backend_arguments, add_generation_arguments
+from r1_gui.generation.settings import AskedModel, GenerationSettings
 
 logger = logging.getLogger("r1_gui.evaluation")
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from r1_gui.evaluation.episodes.run import HELD_OUT_SEED_OFFSET
+def command_line() -> argparse.ArgumentParser:
+    """The parser of the command line, built from the flags' declarations."""
+    from r1_gui.evaluation.episodes.run import HELD_OUT_SEED_OFFSET, EpisodeSettings
 
     parser = command_parser(__doc__, prog="eval/test_phone.py")
-    parser.add_argument("--model_name_or_path", required=True, help="checkpoint folder, LoRA adapter folder or Hub id")
-    parser.add_argument("--output_dir", required=True, help="folder for episodes.jsonl, metrics.json, report.md")
-    add_env_arguments(parser)
-    # the episode settings are spelled as grpo_gui.py spells them (--env_tasks ...); the old names stay as aliases
-    parser.add_argument(
-        "--env_tasks", "--tasks", nargs="+", default=None, help="tasks to play (default: all the env declares)"
+    add_flags(parser, AskedModel, required=["model_name_or_path"])
+    add_flags(parser, EvalOutput, required=["output_dir"])
+    # the episode flags are training's (grpo_gui.py --env); the older names stay as aliases
+    add_flags(
+        parser,
+        EnvFlags,
+        defaults={"env_id": PLAYED_ENV, "env_episodes": 200, "env_seed_offset": HELD_OUT_SEED_OFFSET},
+        aliases={"env_tasks": ["--tasks"], "env_episodes": ["--episodes"], "env_seed_offset": ["--seed_offset"]},
     )
-    parser.add_argument("--env_episodes", "--episodes", type=int, default=200, help="episodes to play (default 200)")
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=1,
-        help="play the same episodes this many times, pass r sampling with --seed + r (give --temperature > 0: "
-        "greedy passes differ only by nondeterminism); adds success_rate_mean/_std and flip_share, the share of "
-        "episodes whose outcome differs between passes",
-    )
-    parser.add_argument(
-        "--env_seed_offset",
-        "--seed_offset",
-        type=int,
-        default=HELD_OUT_SEED_OFFSET,
-        help="the first reset seed (default: held-out seeds, apart from training's)",
-    )
-    parser.add_argument("--max_turns", type=int, default=DEFAULT_MAX_TURNS, help="turns before an episode is cut")
-    parser.add_argument("--history_images", type=int, default=DEFAULT_HISTORY_IMAGES, help="screenshots per turn")
-    parser.add_argument(
-        "--env_step_timeout", type=float, default=DEFAULT_STEP_TIMEOUT, help="seconds an environment step may take"
-    )
-    parser.add_argument("--batch_size", type=int, default=8, help="episodes played side by side (default 8)")
-    add_pool_arguments(parser)
+    add_flags(parser, EpisodeSettings, ["repeats"])
+    add_flags(parser, TurnFlags)
+    add_flags(parser, GenerationSettings, ["batch_size"], defaults={"batch_size": 8})
+    add_flags(parser.add_argument_group("where the environments run"), PoolFlags)
     add_generation_arguments(parser, prompting=False, max_new_tokens=128)
     add_backend_arguments(parser)
-    parser.add_argument(
-        "--overwrite", action="store_true", help="delete OUTPUT_DIR's earlier episode files and start over"
-    )
-    return parser.parse_args(argv)
+    add_flags(parser, EvalConfig, ["overwrite"])
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = command_line()
+    args = parser.parse_args(argv)
+    checked_flags(args, EnvFlags, PoolFlags, TurnFlags)  # every bad value in one line, before anything starts
+    return args
 
 
 @cli_main

@@ -28,10 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.checkpoints import saved_episode_settings
 from r1_gui.envs.runtime.backend import lent_or_own, pool_settings
-from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT, SlotPool
+from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.evaluation.config import EvalConfig, eval_config
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.metrics import EPISODE_METRICS, REPEAT_MARK, episode_metrics
@@ -56,6 +55,15 @@ from r1_gui.evaluation.run.resume import (
     earlier_run,
     model_record,
     write_run_config,
+)
+from r1_gui.flags import flag
+from r1_gui.flags.episodes import (
+    DEFAULT_HISTORY_IMAGES,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_STEP_TIMEOUT,
+    PLAYED_ENV,
+    parse_env_kwargs,
+    parse_env_resources,
 )
 from r1_gui.generation.settings import log_warnings
 from r1_gui.scoring import click_hit
@@ -112,9 +120,10 @@ def tasks_unlike_training(model_name_or_path, settings: EpisodeSettings, tasks: 
 
 @dataclass(frozen=True)
 class EpisodeSettings:
-    """What episodes are played, and how; the fields are eval/test_phone.py's flags."""
+    """What episodes are played, and how: eval/test_phone.py's flags (declared in `r1_gui.flags.episodes`; tasks,
+    episodes and seed_offset are --env_tasks, --env_episodes and --env_seed_offset)."""
 
-    env_id: str = "r1_gui/Phone-v0"
+    env_id: str = PLAYED_ENV
     env_kwargs: dict = field(default_factory=dict)
     tasks: tuple[str, ...] | None = None  # None: every task the environment declares (or its own choice)
     episodes: int = 200
@@ -123,7 +132,12 @@ class EpisodeSettings:
     history_images: int = DEFAULT_HISTORY_IMAGES
     env_step_timeout: float = DEFAULT_STEP_TIMEOUT
     pictures: int = 3  # PNG strips per outcome (successes, failures) in the report
-    repeats: int = 1  # passes over the same episodes, pass r sampling with seed + r
+    repeats: int = flag(
+        1,
+        "Play the same episodes this many times, pass r sampling with --seed + r (give --temperature above 0: greedy "
+        "passes differ only by nondeterminism); adds success_rate_mean/_std and flip_share, the share of episodes "
+        "whose outcome differs between passes.",
+    )
     # where the environments run (r1_gui.envs.runtime.backend.PoolSettings: local worker processes, Ray actors, or
     # sessions on OpenEnv servers)
     env_backend: str = "local"
@@ -134,18 +148,20 @@ class EpisodeSettings:
 
     @classmethod
     def from_args(cls, args) -> EpisodeSettings:
-        """The settings of a command line (eval/test_phone.py): each field is its flag, but env_id is --env and tasks,
-        episodes and seed_offset are --env_tasks, --env_episodes and --env_seed_offset (grpo_gui.py's spelling)."""
+        """The settings of a command line (eval/test_phone.py): each field is its flag, but tasks, episodes and
+        seed_offset are --env_tasks, --env_episodes and --env_seed_offset, and the JSON flags are parsed."""
         given = {f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)}
         given |= {"episodes": args.env_episodes, "seed_offset": args.env_seed_offset}
         given["tasks"] = tuple(args.env_tasks) if getattr(args, "env_tasks", None) else None
-        return cls(**{**given, "env_id": args.env})
+        given["env_kwargs"] = parse_env_kwargs(args.env_kwargs)
+        given["env_resources"] = parse_env_resources(getattr(args, "env_resources", None))
+        return cls(**given)
 
     def __post_init__(self) -> None:
-        for name, flag in (("episodes", "--env_episodes"), ("max_turns", "--max_turns"),
+        for name, option in (("episodes", "--env_episodes"), ("max_turns", "--max_turns"),
                            ("history_images", "--history_images"), ("repeats", "--repeats")):  # fmt: skip
             if getattr(self, name) < 1:
-                raise EvaluationError(f"{flag} must be at least 1, got {getattr(self, name)}")
+                raise EvaluationError(f"{option} must be at least 1, got {getattr(self, name)}")
         try:
             pool_settings(self)
         except ValueError as error:

@@ -31,13 +31,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import dataclass
 
 from r1_gui.cli_errors import UserError, cli_main, command_parser, installed, on_interrupt, rerun_command
-from r1_gui.evaluation.config import EvalConfig
+from r1_gui.evaluation.config import EvalConfig, EvalOutput
 from r1_gui.evaluation.errors import EvaluationError
 from r1_gui.evaluation.peers.benchmarks import BENCHMARKS
-from r1_gui.evaluation.presets import PRESETS, apply_preset, flags_given
+from r1_gui.evaluation.presets import apply_preset, flags_given
+from r1_gui.flags import add_flags, flag
 from r1_gui.generation import add_backend_arguments, add_generation_arguments
+from r1_gui.generation.settings import AskedModel
 from r1_gui.output_lock import output_folder_lock
 from r1_gui.paths import check_output_folder
 
@@ -45,64 +48,45 @@ logger = logging.getLogger("r1_gui.evaluation")
 BENCHMARK_NAMES = tuple(BENCHMARKS)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+@dataclass(frozen=True)
+class StepData:
+    """What eval/test_aitw.py evaluates, beside how (``EvalConfig``): its own flags."""
+
+    predictions: str | None = flag(
+        None,
+        'JSON lines {"id", "output"} to score instead of generating; with --benchmark also GUI-R1\'s own inference '
+        "output (rows with pred_action, pred_coord, pred_input_text).",
+    )
+    dataset: str | None = flag(
+        None,
+        "dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format test "
+        "file (.parquet, .json, .jsonl). With a GUI-R1 inference output (--predictions) it is optional: given, the "
+        "predictions are scored against its rows (which they must have been made from, row by row), else against the "
+        "fields the output file carries.",
+    )
+    split: str = flag("test", "The split to evaluate.")
+
+
+def command_line() -> argparse.ArgumentParser:
+    """The parser of the command line, built from the flags' declarations."""
     parser = command_parser(__doc__, prog="eval/test_aitw.py")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model_name_or_path", help="checkpoint folder or Hub id to generate with")
-    source.add_argument(
-        "--predictions",
-        help='JSON lines {"id", "output"} to score instead of generating; with --benchmark also GUI-R1\'s own '
-        "inference output (rows with pred_action, pred_coord, pred_input_text)",
-    )
-    parser.add_argument(
-        "--dataset",
-        help="dataset/raw_load_data.py output folder, or a Hub id; with --benchmark: the benchmark's GUI-R1-format "
-        "test file (.parquet, .json, .jsonl). With a GUI-R1 inference output (--predictions) it is optional: given, the "
-        "predictions are scored against its rows (which they must have been made from, row by row), else against "
-        "the fields the output file carries",
-    )
-    parser.add_argument(
-        "--benchmark",
-        choices=BENCHMARK_NAMES,
-        default=None,
-        help="evaluate a GUI-R1-format test file of this benchmark and add its metrics (r1_gui's and GUI-R1's "
-        "guir1_*); see r1_gui/evaluation/peers/benchmarks.py",
-    )
-    parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
-    parser.add_argument("--output_dir", required=True, help="folder for predictions.jsonl, metrics.json, report.md")
-    parser.add_argument(
-        "--max_samples", type=int, default=EvalConfig.default("max_samples"), help="evaluate the first N rows only"
-    )
-    parser.add_argument(
-        "--batch_size",
-        type=int,
-        default=EvalConfig.default("batch_size"),
-        help="prompts per generate call (default: 16)",
-    )
+    add_flags(source, AskedModel)
+    add_flags(source, StepData, ["predictions"])
+    add_flags(parser, StepData, ["dataset"])
+    add_flags(parser, EvalConfig, ["benchmark"], choices={"benchmark": BENCHMARK_NAMES})
+    add_flags(parser, StepData, ["split"])
+    add_flags(parser, EvalOutput, required=["output_dir"])
+    add_flags(parser, EvalConfig, ["max_samples", "batch_size"])
     add_generation_arguments(parser)
-    parser.add_argument(
-        "--protocol",
-        choices=tuple(PRESETS),
-        default=EvalConfig.default("protocol"),
-        help="the settings a peer's own evaluation used (r1v: R1-V-GUI-Agent's eval/test_aitw.py; guir1: GUI-R1's "
-        "inference scripts) or r1_gui's AITW setting (aitw); flags given beside it win. See "
-        "r1_gui/evaluation/presets.py for where each value comes from and what is not reproduced",
-    )
+    add_flags(parser, EvalConfig, ["protocol"])
     add_backend_arguments(parser)
-    parser.add_argument(
-        "--gallery_size",
-        type=int,
-        default=EvalConfig.default("gallery_size"),
-        help="annotated screenshots in the report; 0: none",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="start over: delete OUTPUT_DIR's earlier evaluation files (predictions.jsonl, metrics.json, report.md, "
-        "run_config.json, gallery/*.png; nothing else) instead of resuming from them. Without it a rerun resumes "
-        "only when the model's files, the dataset split's rows and the settings are those recorded, and refuses "
-        "otherwise",
-    )
+    add_flags(parser, EvalConfig, ["gallery_size", "overwrite"])
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = command_line()
     args = parser.parse_args(argv)
     if args.dataset is None and not (args.benchmark and args.predictions):
         parser.error("--dataset is required (only --benchmark with a GUI-R1 --predictions file does without)")
