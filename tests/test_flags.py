@@ -2,14 +2,16 @@
 describe one flag differently, and a flag's help is written once in src/ (issue 70 item 2). Then what a user meets
 at the command line (issue 71 items 7, 10 and 13): flags that would do nothing are refused, bad values fail before
 torch is imported, defaults follow --env, every problem is listed at once and says where its value came from, the
---help is short."""
+installed commands name themselves."""
 
 import ast
+import json
 import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from itertools import pairwise
 from pathlib import Path
 
@@ -264,7 +266,19 @@ def test_every_problem_is_listed_at_once_and_says_where_its_value_came_from(tiny
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Issue 71 item 13: --help is short.
+# Issue 71 item 13: the installed commands name themselves; --help is short; r1_gui.__version__; no FutureWarning
+# about is_gradient_checkpointing on LoRA evaluation and merge.
+
+INSTALLED = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize("command", ["r1-gui-train", "r1-gui-sft", "r1-gui-eval", "r1-gui-eval-episodes",
+                                     "r1-gui-play", "r1-gui-demo"])  # fmt: skip
+def test_an_installed_commands_usage_line_names_it(command):
+    """They named `python src/r1_gui/grpo_gui.py`, `eval/test_aitw.py`, `python -m r1_gui.play`, ..."""
+    done = subprocess.run([INSTALLED / command, "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"usage: {command} "), done.stdout[:200]
 
 
 def test_the_training_help_is_short_and_trls_flags_take_a_line_or_two():
@@ -276,3 +290,30 @@ def test_the_training_help_is_short_and_trls_flags_take_a_line_or_two():
     trl = lines[lines.index("trl and transformers (most used):") + 1 :]
     starts = [i for i, line in enumerate(trl) if line.startswith("  --")] + [len(trl)]
     assert len(starts) > 20 and max(b - a for a, b in pairwise(starts)) <= 3, trl
+
+
+def test_the_package_says_its_version():
+    import r1_gui
+
+    assert r1_gui.__version__ == metadata.version("r1_gui")
+
+
+def test_a_lora_merge_warns_nothing_about_gradient_checkpointing(tiny_qwen2_vl, tmp_path):
+    """peft reads `is_gradient_checkpointing` when it wraps a model, and transformers 5 warns about the old name: the
+    merge (and a LoRA evaluation, which loads the adapter the same way) printed a FutureWarning the user can do
+    nothing about."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl)
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained(tmp_path / "lora")
+    for saved in tiny_qwen2_vl.iterdir():  # a --use_peft run saves the processor beside its adapter
+        if saved.suffix in (".json", ".jinja", ".txt") and not (tmp_path / "lora" / saved.name).exists():
+            (tmp_path / "lora" / saved.name).write_bytes(saved.read_bytes())
+    config = json.loads((tmp_path / "lora" / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == str(tiny_qwen2_vl)
+    done = subprocess.run([sys.executable, "-W", "default", "-m", "r1_gui.merge_lora", "--adapter", tmp_path / "lora",
+                           "--output_dir", tmp_path / "merged"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "is_gradient_checkpointing" not in done.stderr, done.stderr[-2000:]
+    assert (tmp_path / "merged" / "config.json").is_file()

@@ -1,6 +1,13 @@
 """r1_gui: GRPO training of vision-language GUI agents (see README.md)."""
 
 import logging
+import warnings
+from importlib import metadata
+
+try:
+    __version__ = metadata.version("r1_gui")  # pyproject.toml's, as installed
+except metadata.PackageNotFoundError:  # the source tree run without installing it
+    __version__ = "unknown"
 
 
 class _DropMessage(logging.Filter):
@@ -20,3 +27,16 @@ class _DropMessage(logging.Filter):
 # it), so that one message of DeepSpeed's logger is dropped here, before anything imports DeepSpeed (its logger keeps
 # filters that were added before it was set up); every other DeepSpeed message stays.
 logging.getLogger("DeepSpeed").addFilter(_DropMessage("Setting accelerator to CPU."))
+
+# trl 1.16 calls `is_gradient_checkpointing`, `gradient_checkpointing_disable` and `gradient_checkpointing_enable`
+# (deprecated in transformers 5 for their `activation_checkpointing` names) around every generation, and peft reads
+# the first when it wraps a model (training with --use_peft, a LoRA evaluation, the merge): transformers then warns,
+# in code r1_gui does not own and with nothing for the user to change. Those three FutureWarnings are ignored where
+# transformers raises them (its modeling_utils; the TrainingArguments warning about a user's own
+# --gradient_checkpointing stays); drop this filter once trl and peft call the new names.
+warnings.filterwarnings(
+    "ignore",
+    message=r"`(is_gradient_checkpointing|gradient_checkpointing_disable|gradient_checkpointing_enable)` is deprecated",
+    category=FutureWarning,
+    module=r"transformers\.modeling_utils",
+)

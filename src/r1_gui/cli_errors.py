@@ -343,6 +343,10 @@ def command_parser(description: str, prog: str | None = None):
         def error(self, message: str):
             raise UserError(f"{message}; run with --help")
 
+    installed = invoked_as()[0]  # an installed command's usage line names it (r1-gui-eval), not the script
     return Parser(
-        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
+        prog=installed if installed.startswith("r1-gui-") else prog,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
