@@ -19,7 +19,7 @@ from r1_gui.agent.loop import Episode, Turn, play_episodes
 from r1_gui.envs.runtime.pool import EnvPool
 from r1_gui.grpo_gui import main
 from r1_gui.multi_turn import trainer as multi_turn_trainer
-from r1_gui.multi_turn.rollout import episode_row
+from r1_gui.multi_turn.episode_row import episode_row
 from r1_gui.processing import CHAT_TEMPLATE, load_processor
 from r1_gui.training.grpo import parse_grpo_arguments
 

@@ -15,7 +15,7 @@ and adds, besides the no-signal skip in its `policy_loss`:
    trl's sampler repeats it `num_generations` times in a row, so a group holds whole episodes of the same reset.
    The episodes play side by side in a pool (`r1_gui.envs.runtime.backend`: a worker process, or a Ray actor, per
    episode of the process's slice, kept for the run; `r1_gui.agent.loop.play_episodes`) and each becomes one row
-   (`r1_gui.multi_turn.rollout.EpisodeRow`): the turns' answer tokens with the tool's response tokens between them,
+   (`r1_gui.multi_turn.episode_row.EpisodeRow`): the turns' answer tokens with the tool's response tokens between them,
    and trl's `env_mask` (0 on those tool tokens), which trl multiplies into the loss mask. An episode whose
    environment failed (raised, hung past `--env_step_timeout`, died) is scored as a failure and counted
    (`episodes/env_failures`); the pool rebuilds it.
@@ -72,7 +72,7 @@ from r1_gui.agent.context import DEFAULT_HISTORY_IMAGES, DEFAULT_MAX_TURNS
 from r1_gui.agent.loop import Episode, TurnInput, play_episodes
 from r1_gui.envs.runtime.pool import SlotPool
 from r1_gui.multi_turn.advantages import check_step_credit, step_credit, token_advantages, turn_advantages, turn_rewards
-from r1_gui.multi_turn.rollout import EpisodeRow, episode_row
+from r1_gui.multi_turn.episode_row import EpisodeRow, episode_row
 from r1_gui.rewards import carries_env_reward, turn_values
 from r1_gui.rollout.correction import DEFAULT_CAP, behaviour_weights, check_cap
 from r1_gui.seam.grpo import pad_sequences
