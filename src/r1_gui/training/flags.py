@@ -253,10 +253,15 @@ class GRPORunFlags(TrainingRunFlags):
     generation_compile: bool = flag_of(GenerationSettings, "generation_compile")
 
     def problems(self) -> list[str]:
-        negative = [] if self.average_last_steps >= 0 else [
-            f"--average_last_steps {self.average_last_steps}: give 0 (save the last step's weights) or a number of steps"
-        ]  # fmt: skip
-        return [*super().problems(), *negative]
+        max_steps = getattr(self, "max_steps", 0)  # trl's field, there when these flags are in its config
+        if self.average_last_steps >= 0 and not 0 < max_steps < self.average_last_steps:
+            return super().problems()
+        steps = f"from 1 to --max_steps ({max_steps})" if max_steps > 0 else "of at least 1"
+        return [
+            *super().problems(),
+            f"--average_last_steps {self.average_last_steps}: give 0 (save the last step's weights) or a number of "
+            f"steps {steps}",
+        ]
 
 
 @dataclass

@@ -50,11 +50,6 @@ class GUIGRPOConfig(CheckpointingUnderItsNewName, GRPORunFlags, GRPOConfig):
             from r1_gui.generation.compiled import check_cache_implementation
 
             check_cache_implementation(self.cache_implementation)
-        if 0 < self.max_steps < self.average_last_steps:  # a negative count: GRPORunFlags' own check
-            raise ValueError(
-                f"--average_last_steps {self.average_last_steps}: give 0 (save the last step's weights) or a "
-                f"number of steps from 1 to --max_steps ({self.max_steps})"
-            )
         super().__post_init__()
 
 
