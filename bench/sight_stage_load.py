@@ -2,9 +2,10 @@
 
     python bench/sight_stage_load.py [--steps 100] [--fixed]
 
-Runs `r1_gui.multi_turn.demo.run_sight` with the web demo's settings (`WebDemoConfig`: its Qwen3-VL, page size and
-batch) for --steps steps on a model built here, twice: alone, then beside a second process running
-`while True: pass` throughout (another job on a shared machine). The stage chooses its torch threads from the cores
+Runs `r1_gui.multi_turn.demo.run_sight` (the one SFT trainer, `r1_gui.training.sft.train_turns`, on synthetic pages)
+with the web demo's settings (`WebDemoConfig`: its Qwen3-VL, page size and batch) for --steps steps on a model built
+here, twice: alone, then beside a second process running `while True: pass` throughout (another job on a shared
+machine). The stage chooses its torch threads from the cores
 other processes leave free (`r1_gui.cli_errors.shared_core_threads`). With --fixed, a third run beside the spinner
 holds 2 threads throughout, as the stage did before (its 2 OpenMP threads then wait on the descheduled one).
 Prints each run's seconds a step, then one JSON line with "busy_over_alone" (the goal: at most 2.5) and, with
@@ -26,26 +27,31 @@ from unittest import mock
 
 
 def timed_sight(steps: int, folder: Path, fixed_threads: int | None = None) -> float:
-    """Seconds a step of the web demo's sight loop (the model built and loaded before the clock starts)."""
+    """Seconds a step of the web demo's sight stage (the model built and loaded, the first batch drawn, before the
+    clock starts): `r1_gui.multi_turn.demo.run_sight`, which trains with the one SFT trainer
+    (`r1_gui.training.sft.train_turns`)."""
+    from r1_gui import cli_errors
     from r1_gui.multi_turn import demo
     from r1_gui.multi_turn.web_demo import WebDemoConfig
     from r1_gui.tiny import build_tiny_model
+    from r1_gui.training.sft import GUISFTTrainer
 
     config = replace(WebDemoConfig(), sight_steps=steps)
     model = build_tiny_model(folder / "model", arch=config.arch, size=config.model_size, seed=0,
                              pixel_norm=config.pixel_norm)  # fmt: skip
     started = {}
-    original = demo.sft_step
+    original = GUISFTTrainer.training_step
 
     def clocked(*args, **kwargs):
         started.setdefault("at", time.perf_counter())  # the first step: the model is loaded, the loop begins
         return original(*args, **kwargs)
 
-    with mock.patch.object(demo, "sft_step", clocked):
+    with mock.patch.object(GUISFTTrainer, "training_step", clocked):
         if fixed_threads is not None:  # the stage as it was: a fixed thread count whatever else runs
             from r1_gui.cli_errors import torch_threads
 
-            with mock.patch.object(demo, "shared_core_threads", lambda most: _Fixed(torch_threads(fixed_threads))):
+            fixed = lambda most: _Fixed(torch_threads(fixed_threads))  # noqa: E731
+            with mock.patch.object(cli_errors, "shared_core_threads", fixed):
                 demo.run_sight(config, model, folder, seed=0)
         else:
             demo.run_sight(config, model, folder, seed=0)

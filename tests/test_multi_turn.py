@@ -2,6 +2,7 @@
 window), the loss mask, the episode rewards and two training steps of a tiny model through grpo_gui.py --env."""
 
 import json
+import math
 import warnings
 from pathlib import Path
 from unittest import mock
@@ -721,7 +722,7 @@ _NOT_WAITS = [(0, 0), (0, 1), (1, 0), (1, 2), (2, 0), (2, 1), (3, 1), (4, 0)]
     ],
 )
 def test_the_sft_data_keeps_every_turn_and_the_expert_waits_at_its_share(share, draws, waits, left):
-    from r1_gui.multi_turn.demo import turns_kept
+    from r1_gui.multi_turn.expert import turns_kept
 
     # 0 and 2 never wait (2's second turn did not parse), 1 and 3 wait, 4 waits twice
     episodes = [
@@ -741,7 +742,7 @@ def test_the_sft_data_keeps_every_turn_and_the_expert_waits_at_its_share(share, 
 def test_a_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
     import random
 
-    from r1_gui.multi_turn.demo import turns_kept
+    from r1_gui.multi_turn.expert import turns_kept
 
     with pytest.raises(ValueError, match=f"sft_wait_share={share}: .* between 0 and 1"):
         turns_kept([_waiting_episode("wait")], share, random.Random(0))
@@ -767,7 +768,7 @@ def _turns_with_contexts(*actions):
     ],
 )
 def test_the_sft_data_trains_a_share_of_idle_turns_after_an_app_opened_to_wait(share, draws, contexts, left):
-    from r1_gui.multi_turn.demo import idle_waits
+    from r1_gui.multi_turn.expert import idle_waits
 
     # 0: the app opened at once; 1: a loading page (the expert waits), then later another app opened at once; 2: the
     # turn after open_app did not parse, and no app is opened after it; 3: the app opened at once, then a wait
@@ -787,7 +788,7 @@ def test_the_sft_data_trains_a_share_of_idle_turns_after_an_app_opened_to_wait(s
 def test_an_idle_wait_share_outside_0_to_1_is_refused_naming_the_setting(share):
     import random
 
-    from r1_gui.multi_turn.demo import idle_waits
+    from r1_gui.multi_turn.expert import idle_waits
 
     with pytest.raises(ValueError, match=f"sft_idle_wait_share={share}: .* between 0 and 1"):
         idle_waits([_turns_with_contexts("open_app", "home")], share, random.Random(0))
@@ -870,17 +871,18 @@ def test_sight_examples_answer_a_click_on_the_named_buttons_centre(tiny_qwen3_vl
 
 
 def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_vl, tmp_path, monkeypatch):
-    """run_sight draws the next step's pages in a second thread: the batches, and their order, are those of drawing
-    each step's pages from the seeded generator one step after another."""
+    """run_sight draws the next step's pages in a second thread while the SFT trainer trains a step: the batches, and
+    their order, are those of drawing each step's pages from the seeded generator one step after another."""
     import random
     from dataclasses import replace
 
     from r1_gui.multi_turn import demo
     from r1_gui.multi_turn.web_demo import WebDemoConfig
+    from r1_gui.training import sft
 
     config = replace(WebDemoConfig(), sight_steps=4, sft_batch_size=3)
-    trained = []
-    monkeypatch.setattr(demo, "sft_step", lambda model, optimizer, batch, *ids: trained.append(batch) or 1.0)
+    trained, take = [], sft.DrawnTurns.take
+    monkeypatch.setattr(sft.DrawnTurns, "take", lambda self, rows: trained.append(take(self, rows)) or trained[-1])
     out = demo.run_sight(config, tiny_qwen3_vl, tmp_path, seed=7)
     processor = load_processor(
         tiny_qwen3_vl, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE
@@ -895,7 +897,8 @@ def test_the_sight_stage_trains_on_the_plain_loops_batches_in_order(tiny_qwen3_v
         for batch, wanted in zip(trained, expected, strict=True)
         for (got, _), (want, _) in zip(batch, wanted, strict=True)
     )
-    assert json.loads((out / "sight_losses.json").read_text()) == {"losses": [1.0] * 4}
+    losses = json.loads((out / "sight_losses.json").read_text())["losses"]
+    assert len(losses) == 4 and all(math.isfinite(loss) and loss > 0 for loss in losses)
 
 
 @pytest.mark.parametrize(
@@ -939,7 +942,6 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
         "save_pretrained",
         lambda model, *args, **kwargs: saves.append(1) or save(model, *args, **kwargs),
     )
-    monkeypatch.setattr(demo, "sft_step", lambda *args: 1.0)
     monkeypatch.setattr(demo, "evaluate_model", evaluate)
     out = demo.run_sft(config, tiny_qwen2_vl, tmp_path, seed=3)
     # the weights once before each check, and once at the end unless the last check played the last step's
@@ -947,7 +949,7 @@ def test_sft_stops_at_the_first_check_whose_greedy_success_reaches_its_share(
     # each check plays the first 3 of seed 3's training episodes (grpo_gui.py's --env_seed_offset), not held-out ones
     assert calls == [(tmp_path / "sft", f"step_{step}", 30_000, 3) for step in checked]
     record = json.loads((out / "sft_losses.json").read_text())
-    assert record["steps"] == steps and record["losses"] == [1.0] * steps
+    assert record["steps"] == steps and len(record["losses"]) == steps
     assert record["checks"] == [
         {"step": step, "success_rate": success, "turn_parse_rate": parse}
         for step, success, parse in zip(checked, successes, parsed, strict=False)

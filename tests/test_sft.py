@@ -102,3 +102,121 @@ def test_sft_resumes_from_the_last_checkpoint(tiny_qwen2_vl, synthetic_dataset, 
     state = json.loads((tmp_path / "trainer_state.json").read_text())
     assert state["global_step"] == 3
     assert [entry["step"] for entry in state["log_history"] if "loss" in entry] == [1, 2, 3]
+
+
+# -- SFT on turns: the warm start on an environment expert's episodes, and the demos' sight and SFT stages -------------
+
+
+def _sight_turns(model, count, seed=0):
+    """(context, answer) pairs of the web demo's sight pages, in a processor of `model`."""
+    import random
+
+    from r1_gui.multi_turn.demo import sight_examples
+    from r1_gui.multi_turn.web_demo import WebDemoConfig
+
+    config = WebDemoConfig()
+    processor = load_processor(model, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
+    return processor, sight_examples(config, processor, random.Random(seed), count)
+
+
+def test_sft_on_turns_trains_as_the_demos_plain_loop_did(tiny_qwen2_vl, tmp_path):
+    """The one SFT trainer on turns (`train_turns`) gives the loop the demos had before (issue 70 item 3): each step
+    `rng.sample`s its turns, one AdamW step on the answer tokens' loss, no clipping; the same losses and weights."""
+    import random
+
+    from transformers import AutoModelForImageTextToText
+
+    from r1_gui.multi_turn.expert import answer_loss
+    from r1_gui.training.sft import Turns, sft_arguments, step_losses, train_turns
+
+    processor, examples = _sight_turns(tiny_qwen2_vl, 10)
+    pad, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    load = lambda: AutoModelForImageTextToText.from_pretrained(tiny_qwen2_vl, dtype=torch.float32)  # noqa: E731
+    plain = load().train()
+    optimizer, rng, plain_losses = torch.optim.AdamW(plain.parameters(), lr=1e-3), random.Random(5), []
+    for _ in range(4):
+        loss = answer_loss(plain, rng.sample(examples, 3), pad, image_pad)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        plain_losses.append(loss.item())
+
+    model = load()
+    _, arguments, _ = sft_arguments(
+        output_dir=str(tmp_path), max_steps=4, per_device_train_batch_size=3, learning_rate=1e-3,
+        lr_scheduler_type="constant", max_grad_norm=0.0, logging_steps=1, save_strategy="no", report_to="none",
+        use_cpu=True, bf16=False, activation_checkpointing=False, seed=5,
+    )  # fmt: skip
+    trainer = train_turns(
+        model, processor, Turns(examples), arguments, optimizer=torch.optim.AdamW(model.parameters(), lr=1e-3)
+    )
+    assert step_losses(trainer) == pytest.approx(plain_losses, rel=1e-5)
+    for (name, trained), (_, reference) in zip(model.named_parameters(), plain.named_parameters(), strict=True):
+        assert torch.allclose(trained, reference, atol=1e-5), name
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--rollout_mode", "async", "--max_staleness", "2"], "--rollout_mode, --max_staleness: multi-turn GRPO's"),
+        (["--dataset_name", "data/x"], "--dataset_name data/x and --env r1_gui/Phone-v0 both name what to train on"),
+        (["--env_episodes", "0"], "--env_episodes must be at least 1, got 0"),
+    ],
+)
+def test_an_env_warm_start_refuses_what_it_cannot_use_in_one_line(argv, message, tiny_qwen2_vl, tmp_path):
+    from r1_gui.cli_errors import is_user_error
+    from r1_gui.sft import main as command
+
+    base = ["--env", "r1_gui/Phone-v0", "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path),
+            "--use_cpu", "true", "--bf16", "false"]  # fmt: skip
+    with pytest.raises(ValueError, match=message) as raised:
+        command(*parse_sft_arguments([*base, *argv]))
+    assert is_user_error(raised.value)  # the command prints it as one error line
+
+
+def test_sfts_episode_flags_are_checked_before_trl_and_its_help_leaves_out_grpos(tiny_qwen2_vl, capsys):
+    """sft.py takes GRPO's --env flags as they are declared (training.flags.GUISFTScriptArguments): the pre-check
+    names multi-turn GRPO's own, and an episode flag on a dataset run, before trl is imported; --help lists only
+    the flags SFT uses."""
+    from r1_gui.cli_errors import UserError
+    from r1_gui.training.precheck import precheck
+
+    model = ["--model_name_or_path", str(tiny_qwen2_vl)]
+    with pytest.raises(UserError, match="--step_gamma, --rollout_mode: multi-turn GRPO's settings"):
+        precheck("sft", ["--env", "r1_gui/Phone-v0", *model, "--rollout_mode", "async", "--step_gamma", "0.5"])
+    with pytest.raises(UserError, match="--max_turns 3: it needs --env"):
+        precheck("sft", ["--dataset_name", str(tiny_qwen2_vl), *model, "--max_turns", "3"])
+    with pytest.raises(SystemExit):
+        precheck("sft", ["--help"])
+    shown = capsys.readouterr().out
+    assert "--env_episodes" in shown and "--history_images" in shown and "--rollout_mode" not in shown
+
+
+@pytest.mark.slow
+def test_sft_warm_starts_on_the_expert_episodes_of_an_environment(tiny_qwen2_vl, tmp_path):
+    """`r1-gui-sft --env ID` (issue 70 item 3): the expert plays --env_episodes resets through the agent loop, SFT
+    trains on its turns' answers in their contexts, and the folder is a model multi-turn GRPO starts from."""
+    from r1_gui.actions import styled_action
+    from r1_gui.sft import main as command
+
+    argv = ["--env", "r1_gui/Phone-v0", "--env_tasks", "open_and_return", "--env_episodes", "4", "--max_turns", "5",
+            "--model_name_or_path", str(tiny_qwen2_vl), "--output_dir", str(tmp_path), "--max_steps", "3",
+            "--per_device_train_batch_size", "4", "--learning_rate", "1e-3", "--logging_steps", "1",
+            "--max_pixels", "12544", "--use_cpu", "true", "--bf16", "false", "--report_to", "none",
+            "--save_strategy", "no"]  # fmt: skip
+    command(*parse_sft_arguments(argv))
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+    assert state["global_step"] == 3 and len(losses) == 3 and losses[-1] < losses[0]
+    before, after = load_file(tiny_qwen2_vl / "model.safetensors"), load_file(tmp_path / "model.safetensors")
+    assert any(not torch.equal(before[name], after[name]) for name in before)
+    # what it learned from: the expert's answers, in the mobile_use form multi-turn GRPO writes
+    from r1_gui.envs.runtime.backend import make_pool
+    from r1_gui.multi_turn.expert import expert_turns
+
+    processor = load_processor(tmp_path, chat_template=CHAT_TEMPLATE)
+    with make_pool("r1_gui/Phone-v0", {}) as pool:
+        turns = expert_turns(pool, [("open_and_return", seed) for seed in range(2)], processor, max_turns=5,
+                             history_images=2)  # fmt: skip
+    texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in turns]
+    assert texts and all(styled_action(text, "mobile_use", coordinates="grid999") for text in texts)

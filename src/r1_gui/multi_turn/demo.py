@@ -26,17 +26,14 @@ import logging
 import os
 import random
 import resource
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from itertools import pairwise
 from pathlib import Path
 
-from r1_gui.cli_errors import shared_core_threads
 from r1_gui.envs.contract import reset_plan
 from r1_gui.envs.runtime.backend import PoolSettings
 from r1_gui.envs.runtime.pool import DEFAULT_STEP_TIMEOUT
 from r1_gui.evaluation.episodes.run import HELD_OUT_SEED_OFFSET as HELD_OUT_SEEDS  # training seeds start at 0
-from r1_gui.training.progress import StageProgress, Stages
+from r1_gui.training.progress import Stages
 
 logger = logging.getLogger("r1_gui.demo")
 
@@ -138,75 +135,19 @@ def training_seeds(seed: int) -> int:
 
 
 def expert_examples(config: MultiTurnDemoConfig, processor, seed: int, pool=None) -> list[tuple]:
-    """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds, played in `pool`
-    (a pool of the config's environment, left open) or in one of its own."""
-    from r1_gui.agent.loop import play_episodes
-    from r1_gui.envs.phone.expert import WAIT
+    """(context TurnInput, answer ids) for every turn of the expert's episodes on training seeds
+    (`r1_gui.multi_turn.expert.expert_turns`, with the config's wait shares), played in `pool` (a pool of the
+    config's environment, left open) or in one of its own."""
     from r1_gui.envs.runtime.backend import lent_or_own
-    from r1_gui.multi_turn.expert import ExpertPolicy
+    from r1_gui.multi_turn.expert import expert_turns
 
     resets = reset_plan(config.tasks, config.sft_episodes, training_seeds(seed))
-    decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
-    rng, idle_rng, examples = random.Random(f"keep_wait:{seed}"), random.Random(f"idle_wait:{seed}"), []
-    expert = ExpertPolicy(processor.tokenizer)
-    wait = expert.answer(WAIT)
     with lent_or_own(pool, config.env_id, config.env_kwargs, config.env_step_timeout, config.env_pool) as pool:
-        for start in range(0, len(resets), config.eval_batch_size):
-            episodes = play_episodes(
-                pool, resets[start : start + config.eval_batch_size], expert, processor,
-                max_turns=config.max_turns, history_images=config.history_images, decode=decode,
-                system=config.system_prompt,
-            )  # fmt: skip
-            examples += [
-                (turn.context, turn.completion_ids) for turn in turns_kept(episodes, config.sft_wait_share, rng)
-            ]
-            examples += [(context, wait) for context in idle_waits(episodes, config.sft_idle_wait_share, idle_rng)]
-    return examples
-
-
-def turns_kept(episodes: list, share: float, rng: random.Random) -> list:
-    """The expert's turns SFT trains on (`sft_wait_share`): every turn but a `wait`, and each wait if a draw of `rng`
-    falls below `share` (one draw per wait, in order; none at share 1)."""
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"sft_wait_share={share}: the share of the expert's wait turns kept is between 0 and 1")
-    return [
-        turn
-        for episode in episodes
-        for turn in episode.turns
-        if _kind(turn) != "wait" or share == 1.0 or rng.random() < share
-    ]
-
-
-def idle_waits(episodes: list, share: float, rng: random.Random) -> list:
-    """The contexts SFT also trains to wait (`sft_idle_wait_share`): each turn right after an `open_app` turn whose
-    own action is not a wait (the app opened at once), if a draw of `rng` falls below `share` (one draw per such
-    turn, in order; none at share 0)."""
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"sft_idle_wait_share={share}: the share of idle turns trained to wait is between 0 and 1")
-    if share == 0.0:
-        return []
-    return [
-        turn.context
-        for episode in episodes
-        for before, turn in pairwise(episode.turns)
-        if _kind(before) == "open_app" and _kind(turn) not in ("wait", None) and rng.random() < share
-    ]
-
-
-def _kind(turn) -> str | None:
-    """A played turn's action type; None where its answer did not parse."""
-    return None if turn.action is None else turn.action.type
-
-
-def sft_step(model, optimizer, batch: list[tuple], pad_id: int, image_pad: int) -> float:
-    """One optimizer step on (context TurnInput, answer ids) pairs, the loss on the answer tokens only."""
-    from r1_gui.multi_turn.expert import answer_loss
-
-    loss = answer_loss(model, batch, pad_id, image_pad)
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    return loss.item()
+        return expert_turns(
+            pool, resets, processor, max_turns=config.max_turns, history_images=config.history_images,
+            system=config.system_prompt, batch_size=config.eval_batch_size, wait_share=config.sft_wait_share,
+            idle_wait_share=config.sft_idle_wait_share, seed=seed,
+        )  # fmt: skip
 
 
 def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, count: int) -> list[tuple]:
@@ -231,9 +172,8 @@ def sight_examples(config: MultiTurnDemoConfig, processor, rng: random.Random, c
     return examples
 
 
-def _start_stage(config: MultiTurnDemoConfig, model_dir: Path, seed: int, learning_rate: float) -> tuple:
-    """A training stage's start (sight, SFT): seeded torch, the processor, the model in train mode, AdamW, and the
-    pad and image-pad token ids `sft_step` takes."""
+def _stage_model(config: MultiTurnDemoConfig, model_dir: Path, seed: int) -> tuple:
+    """A training stage's start (sight, SFT): seeded torch, the processor and the model in float32."""
     import torch
     from transformers import AutoModelForImageTextToText
 
@@ -241,15 +181,32 @@ def _start_stage(config: MultiTurnDemoConfig, model_dir: Path, seed: int, learni
 
     torch.manual_seed(seed)
     processor = load_processor(model_dir, min_pixels=3136, max_pixels=config.max_pixels, chat_template=CHAT_TEMPLATE)
-    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32).train()
+    return processor, AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
+
+
+def train_stage(config: MultiTurnDemoConfig, model, processor, turns, out: Path, steps: int, learning_rate: float,
+                seed: int, schedule: str, callbacks=()):  # fmt: skip
+    """A stage's SFT with the one SFT trainer (`r1_gui.training.sft.train_turns`): `steps` steps of
+    `sft_batch_size` turns on the CPU, the `schedule` of the learning rate, no gradient clipping, and torch's AdamW
+    over every parameter (weight decay 0.01 on each, as the demos' settings were tuned with)."""
+    import torch
+
+    from r1_gui.training.sft import sft_arguments, train_turns
+
+    _, arguments, _ = sft_arguments(
+        output_dir=str(out), max_steps=steps, per_device_train_batch_size=config.sft_batch_size,
+        learning_rate=learning_rate, lr_scheduler_type=schedule, max_grad_norm=0.0, logging_steps=1,
+        save_strategy="no", report_to="none", use_cpu=True, bf16=False, activation_checkpointing=False, seed=seed,
+    )  # fmt: skip
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    pad_id, image_pad = processor.tokenizer.pad_token_id, processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")
-    return processor, model, optimizer, pad_id, image_pad
+    return train_turns(
+        model, processor, turns, arguments, callbacks=callbacks, optimizer=optimizer, threads=config.sight_sft_threads
+    )
 
 
 def _save_stage(model, processor, out: Path, record: dict | None, weights: bool = True) -> Path:
     """A training stage's end: model + processor to `out` (unless `weights` is False: `out` holds them already), and
-    its record (the losses) as OUT/<name>_losses.json (None, as an SFT check saves the weights it plays: none yet)."""
+    its record (the losses) as OUT/<name>_losses.json."""
     if weights:
         model.save_pretrained(out)
         processor.save_pretrained(out)
@@ -259,73 +216,46 @@ def _save_stage(model, processor, out: Path, record: dict | None, weights: bool 
 
 
 def run_sight(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int) -> Path:
-    """Sight pretraining: `sight_steps` steps on fresh synthetic pages (`sight_examples`); saves model + processor
-    to OUTPUT_DIR/sight, which the SFT warm start then starts from."""
-    import torch
+    """Sight pretraining: `sight_steps` steps on fresh synthetic pages (`sight_examples`, drawn from a generator
+    seeded by `seed`), the learning rate decaying linearly to 0; saves model + processor to OUTPUT_DIR/sight, which
+    the SFT warm start then starts from."""
+    from r1_gui.training.sft import DrawnTurns, step_losses
 
-    processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sight_learning_rate)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / config.sight_steps)
+    processor, model = _stage_model(config, model_dir, seed)
     rng = random.Random(seed)
-    losses = []
-    # the next step's pages are drawn and processed in a second thread while this step trains (one thread draws them
-    # all, in order, so the batches are those of a plain loop): 0.289 s a step against 0.301 s (100 steps, three
-    # runs each, 2 torch threads, the 2-core machine alone); the losses were the same to the last digit
-    make_batch = lambda: sight_examples(config, processor, rng, config.sft_batch_size)  # noqa: E731
-    progress = StageProgress("sight", config.sight_steps)
-    with shared_core_threads(config.sight_sft_threads) as threads, ThreadPoolExecutor(1) as drawer:
-        upcoming = drawer.submit(make_batch) if config.sight_steps else None
-        for step in range(config.sight_steps):
-            batch = upcoming.result()
-            if step + 1 < config.sight_steps:
-                upcoming = drawer.submit(make_batch)
-            threads.adjust()
-            losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
-            schedule.step()
-            progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
-    return _save_stage(model, processor, output_dir / "sight", {"losses": losses})
+    pages = DrawnTurns(lambda count: sight_examples(config, processor, rng, count), config.sight_steps,
+                       config.sft_batch_size)  # fmt: skip
+    out = output_dir / "sight"
+    trainer = train_stage(config, model, processor, pages, out, config.sight_steps, config.sight_learning_rate, seed,
+                          "linear")  # fmt: skip
+    return _save_stage(trainer.model, processor, out, {"losses": step_losses(trainer)})
 
 
 def run_sft(config: MultiTurnDemoConfig, model_dir: Path, output_dir: Path, seed: int, pool=None) -> Path:
-    """A plain PyTorch SFT loop over the expert turns (loss on the answer tokens only); saves model + processor to
-    OUTPUT_DIR/sft. With `sft_stop_success`, every `sft_check_every` steps the model so far plays the first
-    `sft_check_episodes` of its training episodes greedily (as the held-out evaluation plays, into
-    OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share. Once a check's
-    answers parse (`_answers_parse`) the checks come every `sft_check_every_parsed` steps."""
-    processor, model, optimizer, pad_id, image_pad = _start_stage(config, model_dir, seed, config.sft_learning_rate)
-    examples = expert_examples(config, processor, seed, pool)
-    rng = random.Random(seed)
-    out, losses, checks, every = output_dir / "sft", [], [], config.sft_check_every
-    progress = StageProgress("sft", config.sft_steps)
-    with shared_core_threads(config.sight_sft_threads) as threads:
-        for step in range(config.sft_steps):
-            batch = rng.sample(examples, min(config.sft_batch_size, len(examples)))
-            threads.adjust()
-            losses.append(sft_step(model, optimizer, batch, pad_id, image_pad))
-            progress.step(step + 1, f"{threads.threads} torch threads, loss {losses[-1]:.3f}")
-            if config.sft_stop_success is not None and (step + 1) % every == 0:
-                _save_stage(model, processor, out, None)
-                played = evaluate_model(
-                    config, out, output_dir / "sft_checks" / f"step_{step + 1}", pool,
-                    seed_offset=training_seeds(seed), episodes=config.sft_check_episodes,
-                )  # fmt: skip
-                rates = {key: played.get(key) for key in ("success_rate", "turn_parse_rate")}
-                checks.append({"step": step + 1, **rates})
-                logger.info(
-                    "sft: step %d, greedy success %.3f on training episodes", step + 1, checks[-1]["success_rate"]
-                )
-                if played["success_rate"] >= config.sft_stop_success:
-                    break
-                every = config.sft_check_every_parsed if _answers_parse(played) else every
-    record = {"examples": len(examples), "steps": len(losses), "losses": losses, "checks": checks}
-    checked_last = bool(checks) and checks[-1]["step"] == len(losses)  # that check saved these weights
-    return _save_stage(model, processor, out, record, weights=not checked_last)
+    """SFT on the expert's turns (`expert_examples`; the loss on the answer tokens only) at a constant learning rate;
+    saves model + processor to OUTPUT_DIR/sft. With `sft_stop_success`, every `sft_check_every` steps the model so
+    far plays the first `sft_check_episodes` of its training episodes greedily (as the held-out evaluation plays,
+    into OUTPUT_DIR/sft_checks/step_N), and SFT stops at the first check whose success reaches that share; once a
+    check's answers parse the checks come every `sft_check_every_parsed` steps (`StopAtSuccess`)."""
+    from r1_gui.training.sft import StopAtSuccess, Turns, step_losses
 
-
-def _answers_parse(played: dict) -> bool:
-    """Whether an SFT check's answers have started to parse (or it won an episode), after which SFT checks every
-    `sft_check_every_parsed` steps (1 by default): success waits on the answer's form, and once answers parse it can
-    jump past the stop's share within the next 5 steps (docs/records/web_demo.md)."""
-    return played["success_rate"] > 0 or (played.get("turn_parse_rate") or 0) > 0
+    processor, model = _stage_model(config, model_dir, seed)
+    turns = Turns(expert_examples(config, processor, seed, pool))
+    out, callbacks = output_dir / "sft", []
+    if config.sft_stop_success is not None:
+        play = lambda folder, step: evaluate_model(  # noqa: E731
+            config, folder, output_dir / "sft_checks" / f"step_{step}", pool, seed_offset=training_seeds(seed),
+            episodes=config.sft_check_episodes,
+        )  # fmt: skip
+        callbacks.append(StopAtSuccess(play, out, config.sft_stop_success, config.sft_check_every,
+                                       config.sft_check_every_parsed))  # fmt: skip
+    trainer = train_stage(config, model, processor, turns, out, config.sft_steps, config.sft_learning_rate, seed,
+                          "constant", callbacks)  # fmt: skip
+    checks = callbacks[0].checks if callbacks else []
+    steps = trainer.state.global_step
+    record = {"examples": len(turns), "steps": steps, "losses": step_losses(trainer), "checks": checks}
+    checked_last = bool(checks) and checks[-1]["step"] == steps  # that check saved these weights
+    return _save_stage(trainer.model, processor, out, record, weights=not checked_last)
 
 
 def evaluate_model(

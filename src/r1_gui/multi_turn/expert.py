@@ -1,10 +1,14 @@
-"""The environment's expert as training data: its action as the answer tokens multi-turn GRPO would write, and the
-SFT loss on such answers in their turns' contexts. The demos' SFT warm start (`r1_gui.multi_turn.demo`) and
-multi-turn GRPO's expert term (`--expert_sft_weight`, `MultiTurnGRPOTrainer`) both train on them.
+"""The environment's expert as training data: its action as the answer tokens multi-turn GRPO would write, its
+episodes' turns as (context, answer) pairs, and the SFT loss on such answers in their turns' contexts. The warm start
+on expert episodes (`r1-gui-sft --env`, `r1_gui.multi_turn.warm_start`; the demos' SFT stage) and multi-turn GRPO's
+expert term (`--expert_sft_weight`, `MultiTurnGRPOTrainer`) both train on them.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import torch
@@ -33,23 +37,79 @@ class ExpertPolicy:
 
 def answer_loss(model, batch: list[tuple[TurnInput, list[int]]], pad_id: int, image_pad: int) -> torch.Tensor:
     """The mean negative log-likelihood of each answer's tokens after its context, over (context, answer ids)
-    pairs: one padded forward pass, the loss on the answer tokens only, on the model's device."""
-    sequences = [context.context_ids + answer for context, answer in batch]
-    width = max(len(s) for s in sequences)
-    ids = torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences])
-    labels = torch.tensor(
-        [[-100] * len(c.context_ids) + a + [-100] * (width - len(c.context_ids) - len(a)) for c, a in batch]
-    )
-    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in sequences])
+    pairs: one padded forward pass (`r1_gui.training.sft.answer_batch`), the loss on the answer tokens only, on the
+    model's device."""
+    from r1_gui.training.sft import answer_batch
+
     device = next(model.parameters()).device
-    inputs = {
-        "input_ids": ids,
-        "attention_mask": mask,
-        "labels": labels,
-        "mm_token_type_ids": (ids == image_pad).long(),
-    }
-    with_pixels = [c for c, _ in batch if c.pixel_values is not None]
-    if with_pixels:
-        inputs["pixel_values"] = torch.cat([c.pixel_values for c in with_pixels])
-        inputs["image_grid_thw"] = torch.cat([c.image_grid_thw for c in with_pixels])
-    return model(**{key: value.to(device) for key, value in inputs.items()}).loss
+    return model(**{key: value.to(device) for key, value in answer_batch(batch, pad_id, image_pad).items()}).loss
+
+
+def expert_turns(
+    pool,
+    resets: Sequence[tuple[str | None, int]],
+    processor,
+    *,
+    max_turns: int,
+    history_images: int,
+    system: str | None = None,
+    batch_size: int = 20,
+    wait_share: float = 1.0,
+    idle_wait_share: float = 0.0,
+    seed: int = 0,
+) -> list[tuple]:
+    """(context TurnInput, answer ids) for every turn of the expert's episodes of ``resets``, played `batch_size` at a
+    time in `pool` by the agent loop, in exactly the context multi-turn GRPO shows: the expert's turns (each `wait`
+    kept with probability `wait_share`, `turns_kept`) and, with probability `idle_wait_share`, a `wait` beside the
+    expert's answer right after an app opened at once (`idle_waits`), each drawn from a generator seeded by `seed`."""
+    from r1_gui.agent.loop import play_episodes
+
+    decode = lambda ids: processor.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
+    rng, idle_rng, examples = random.Random(f"keep_wait:{seed}"), random.Random(f"idle_wait:{seed}"), []
+    expert = ExpertPolicy(processor.tokenizer)
+    for start in range(0, len(resets), batch_size):
+        episodes = play_episodes(
+            pool, resets[start : start + batch_size], expert, processor, max_turns=max_turns,
+            history_images=history_images, decode=decode, system=system,
+        )  # fmt: skip
+        examples += [(turn.context, turn.completion_ids) for turn in turns_kept(episodes, wait_share, rng)]
+        if idle_wait_share:
+            from r1_gui.envs.phone.expert import WAIT
+
+            wait = expert.answer(WAIT)
+            examples += [(context, wait) for context in idle_waits(episodes, idle_wait_share, idle_rng)]
+    return examples
+
+
+def turns_kept(episodes: list, share: float, rng: random.Random) -> list:
+    """The expert's turns SFT trains on (`sft_wait_share`): every turn but a `wait`, and each wait if a draw of `rng`
+    falls below `share` (one draw per wait, in order; none at share 1)."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"sft_wait_share={share}: the share of the expert's wait turns kept is between 0 and 1")
+    return [
+        turn
+        for episode in episodes
+        for turn in episode.turns
+        if _kind(turn) != "wait" or share == 1.0 or rng.random() < share
+    ]
+
+
+def idle_waits(episodes: list, share: float, rng: random.Random) -> list:
+    """The contexts SFT also trains to wait (`sft_idle_wait_share`): each turn right after an `open_app` turn whose
+    own action is not a wait (the app opened at once), if a draw of `rng` falls below `share` (one draw per such
+    turn, in order; none at share 0)."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"sft_idle_wait_share={share}: the share of idle turns trained to wait is between 0 and 1")
+    if share == 0.0:
+        return []
+    return [
+        turn.context
+        for episode in episodes
+        for before, turn in pairwise(episode.turns)
+        if _kind(before) == "open_app" and _kind(turn) not in ("wait", None) and rng.random() < share
+    ]
+
+
+def _kind(turn) -> str | None:
+    """A played turn's action type; None where its answer did not parse."""
+    return None if turn.action is None else turn.action.type

@@ -178,11 +178,12 @@ def short_help(command: str, program: str) -> str:
 
 def own_flags_by_concern(owners) -> list[tuple[str, list[tuple[type, str]]]]:
     """[(heading, [(owner, flag)])]: r1_gui's flags of a command grouped by the dataclass that declares each (the
-    start of its docstring is the heading), the owners' own first."""
+    start of its docstring is the heading), the owners' own first; an owner's ``refused`` flags (accepted only to be
+    refused with a message, as SFT refuses multi-turn GRPO's) are left out."""
     groups: dict[type, list[tuple[type, str]]] = {}
     for owner in owners:
         for field in fields(owner):
-            if field.init:
+            if field.init and field.name not in getattr(owner, "refused", ()):  # accepted only to be refused
                 declaring = next(cls for cls in owner.__mro__ if field.name in cls.__dict__.get("__annotations__", {}))
                 groups.setdefault(declaring, []).append((owner, field.name))
     order = [cls for owner in owners for cls in owner.__mro__]

@@ -4,7 +4,8 @@ pre-check (`r1_gui.training.precheck`) reads and checks them before those load; 
 `r1_gui.training.sft` mix them into trl's classes (GRPO_ARGUMENTS, SFT_ARGUMENTS).
 
 - `GUIDataArguments`: data and prompts (both commands); `EnvArguments`: episodes with --env (GRPO);
-  `GUIGRPOScriptArguments`: both, and the rewards;
+  `GUIGRPOScriptArguments`: both, and the rewards; `GUISFTScriptArguments`: both, for SFT (with --env, a warm start
+  on the environment expert's episodes, which refuses multi-turn GRPO's own settings);
 - `TrainingRunFlags` (both) and `GRPORunFlags` (GRPO): r1_gui's fields of the trl training config;
 - `ModelFlags`: r1_gui's field of trl's ModelConfig.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from r1_gui.flags import Flags, at_least, default_of, flag, flag_of
 from r1_gui.flags.episodes import EnvFlags, PoolFlags, TurnFlags
@@ -185,14 +187,18 @@ class GUIGRPOScriptArguments(GUIDataArguments, EnvArguments):
             parse_reward_kwargs(self.reward_kwargs)
         except ValueError as error:
             found.append(str(error))
-        if self.env_id and self.dataset_name:
-            found.append(
-                f"--dataset_name {self.dataset_name} and --env {self.env_id} both name what to train on: an --env run "
-                "trains on the environment's episodes (--env_episodes resets); drop one of them"
-            )
+        found += dataset_and_env(self, "an --env run trains on the environment's episodes")
         if not self.env_id:
             found += episode_flags_without_env(self)
         return found
+
+
+def dataset_and_env(settings: GUIDataArguments | EnvArguments, trains_on: str) -> list[str]:
+    """--dataset_name and --env both given: each names what to train on (``trains_on``: what an --env run does)."""
+    if not (settings.env_id and settings.dataset_name):
+        return []
+    return [f"--dataset_name {settings.dataset_name} and --env {settings.env_id} both name what to train on: "
+            f"{trains_on} (--env_episodes resets); drop one of them"]  # fmt: skip
 
 
 def parse_reward_kwargs(text: str | dict | None) -> dict | None:
@@ -215,14 +221,39 @@ EPISODE_ONLY = ("env_kwargs", "env_tasks", "env_episodes", "env_seed_offset", "e
                 "max_turn_tokens", "expert_sft_weight", "advantage_estimator", "rollout_mode")  # fmt: skip
 
 
-def episode_flags_without_env(settings: EnvArguments) -> list[str]:
-    """The episode flags set away from their defaults on a run without --env, which plays no episode."""
-    given = [name for name in EPISODE_ONLY if getattr(settings, name) != default_of(EnvArguments, name)]
+def episode_flags_without_env(settings: EnvArguments, names: tuple[str, ...] = EPISODE_ONLY) -> list[str]:
+    """The episode flags (of ``names``) set away from their defaults on a run without --env, which plays no
+    episode."""
+    given = [name for name in names if getattr(settings, name) != default_of(EnvArguments, name)]
     if not given:
         return []
     flags = ", ".join(f"--{name} {getattr(settings, name)}" for name in given)
     return [f"{flags}: {'it needs' if len(given) == 1 else 'they need'} --env (a dataset run plays no episodes); "
             f"drop {'it' if len(given) == 1 else 'them'} or give --env ENV_ID"]  # fmt: skip
+
+
+# The settings of multi-turn GRPO alone, EnvArguments' own fields (the episode flags are its bases'): an SFT run
+# (sft.py --env) plays only the expert's episodes.
+GRPO_ONLY = tuple(EnvArguments.__annotations__)
+
+
+@dataclass
+class GUISFTScriptArguments(GUIDataArguments, EnvArguments):
+    """Data and prompt settings of an SFT run; with --env, the episodes of a warm start on the environment's expert
+    (r1_gui.multi_turn.warm_start). Multi-turn GRPO's own settings (GRPO_ONLY) are refused: SFT has no use for them."""
+
+    _argument_group_name = "r1_gui: data and prompts (episodes with --env)"  # its --help heading
+    refused: ClassVar[tuple[str, ...]] = GRPO_ONLY  # left out of the short --help (training.command_lines)
+
+    def problems(self) -> list[str]:
+        given = [name for name in self.refused if getattr(self, name) != default_of(EnvArguments, name)]
+        found = [f"{', '.join(f'--{name}' for name in given)}: multi-turn GRPO's setting{'s' * (len(given) > 1)} "
+                 f"(grpo_gui.py --env), not SFT's; drop {'them' if len(given) > 1 else 'it'}"] if given else []  # fmt: skip
+        found += [problem for problem in super().problems() if not problem.startswith(tuple(f"--{n} " for n in given))]
+        found += dataset_and_env(self, "an --env warm start trains on the expert's episodes")
+        if not self.env_id:
+            found += episode_flags_without_env(self, tuple(name for name in EPISODE_ONLY if name not in GRPO_ONLY))
+        return found
 
 
 @dataclass
@@ -301,6 +332,6 @@ def following_env(values, given: set[str]) -> dict:
 # into trl's config classes), and the trl classes that hold the rest.
 COMMAND_FLAGS = {
     "grpo": (GUIGRPOScriptArguments, GRPORunFlags, ModelFlags),
-    "sft": (GUIDataArguments, TrainingRunFlags, ModelFlags),
+    "sft": (GUISFTScriptArguments, TrainingRunFlags, ModelFlags),
 }
 TRL_CLASSES = {"grpo": ("GRPOConfig", "ModelConfig"), "sft": ("SFTConfig", "ModelConfig")}

@@ -33,7 +33,7 @@ from r1_gui.training.command_lines import FULL_HELP, command_table, short_help
 # What each command needs to have something to train on: (what it says, the flags any one of which is enough).
 NEEDS = {
     "grpo": ("a dataset (--dataset_name DATA_FOLDER) or an environment (--env ENV_ID)", ("dataset_name", "env_id")),
-    "sft": ("a dataset (--dataset_name DATA_FOLDER)", ("dataset_name",)),
+    "sft": ("a dataset (--dataset_name DATA_FOLDER) or an environment (--env ENV_ID)", ("dataset_name", "env_id")),
 }
 SCRIPTS = {"grpo": "src/r1_gui/grpo_gui.py", "sft": "src/r1_gui/sft.py"}
 RECIPES = {"grpo": "local_scripts/tiny_cpu_grpo.yaml", "sft": "local_scripts/tiny_cpu_sft.yaml"}

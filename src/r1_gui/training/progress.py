@@ -20,7 +20,7 @@ import logging
 import time
 from contextlib import contextmanager
 
-from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
 
 logger = logging.getLogger(__name__)
 
@@ -165,3 +165,25 @@ def show_step_lines(trainer) -> None:
     for printing, readable in ((ProgressCallback, StepLineProgress), (PrinterCallback, StepLinePrinter)):
         if trainer.pop_callback(printing) is not None:
             trainer.add_callback(readable)
+
+
+class StageLines(TrainerCallback):
+    """`StageProgress` lines for a trainer's steps (SFT on turns, `r1_gui.training.sft.train_turns`): where it is,
+    its time per step, the last loss logged and about how long is left, every 30 s."""
+
+    def __init__(self, name: str, total: int):
+        self.progress = StageProgress(name, total)
+        self.loss: float | None = None
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        self.loss = (logs or {}).get("loss", self.loss)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.progress.step(state.global_step, "" if self.loss is None else f"loss {self.loss:.3f}")
+
+
+def show_stage_lines(trainer, name: str, total: int) -> None:
+    """Replace the trainer's progress bar and dict printer by `StageLines`: a long stage's line every 30 s."""
+    for printing in (ProgressCallback, PrinterCallback):
+        trainer.pop_callback(printing)
+    trainer.add_callback(StageLines(name, total))
