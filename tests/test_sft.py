@@ -220,3 +220,52 @@ def test_sft_warm_starts_on_the_expert_episodes_of_an_environment(tiny_qwen2_vl,
                              history_images=2)  # fmt: skip
     texts = [processor.tokenizer.decode(answer, skip_special_tokens=True) for _, answer in turns]
     assert texts and all(styled_action(text, "mobile_use", coordinates="grid999") for text in texts)
+
+
+@pytest.mark.slow
+def test_an_env_warm_start_resumes_where_its_checkpoint_stopped(tiny_qwen2_vl, tmp_path):
+    """Resumed at step 2, an --env warm start trains step 3 on the batch and from the weights and optimizer state an
+    uninterrupted run had there: the same step-3 loss."""
+    from r1_gui.sft import main as command
+
+    def run(folder, *extra):
+        argv = [
+            "--env",
+            "r1_gui/Phone-v0",
+            "--env_tasks",
+            "open_and_return",
+            "--env_episodes",
+            "3",
+            "--max_turns",
+            "5",
+            "--model_name_or_path",
+            str(tiny_qwen2_vl),
+            "--output_dir",
+            str(folder),
+            "--per_device_train_batch_size",
+            "4",
+            "--learning_rate",
+            "1e-3",
+            "--logging_steps",
+            "1",
+            "--max_pixels",
+            "12544",
+            "--use_cpu",
+            "true",
+            "--bf16",
+            "false",
+            "--report_to",
+            "none",
+            "--lr_scheduler_type",
+            "constant",
+            *extra,
+        ]  # fmt: skip  (a schedule over max_steps would differ)
+        command(*parse_sft_arguments(argv))
+        state = json.loads((folder / "trainer_state.json").read_text())
+        return {entry["step"]: entry["loss"] for entry in state["log_history"] if "loss" in entry}
+
+    straight = run(tmp_path / "straight", "--max_steps", "3", "--save_strategy", "no")
+    run(tmp_path / "cut", "--max_steps", "2", "--save_strategy", "steps", "--save_steps", "2")
+    resumed = run(tmp_path / "cut", "--max_steps", "3", "--resume_from_checkpoint", "last", "--save_strategy", "no")
+    assert sorted(resumed) == [1, 2, 3]
+    assert resumed[3] == pytest.approx(straight[3], rel=1e-5)

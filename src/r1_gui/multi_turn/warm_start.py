@@ -60,8 +60,7 @@ def _train(script_args, training_args, model_args) -> None:
         env_kwargs = check_warm_start(script_args)
         script_args.prompt_style = "mobile_use"  # the expert answers with the mobile_use tool, as --env GRPO does
         model_type, coordinates = model_and_coordinates(model_args, script_args)
-        if resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir):
-            raise ValueError("--resume_from_checkpoint: an --env warm start does not resume; start it again")
+        resume = resolve_resume(training_args.resume_from_checkpoint, training_args.output_dir)
         pool = make_pool(env_id, env_kwargs, step_timeout=script_args.env_step_timeout,
                          settings=pool_settings(script_args))  # fmt: skip
     with pool:
@@ -84,5 +83,5 @@ def _train(script_args, training_args, model_args) -> None:
     if training_args.max_steps < 1:  # --num_train_epochs passes over the turns
         batch = training_args.per_device_train_batch_size
         training_args.max_steps = math.ceil(training_args.num_train_epochs * len(turns) / batch)
-    trainer = train_turns(model, processor, turns, training_args)
+    trainer = train_turns(model, processor, turns, training_args, resume=resume)
     save_run(trainer, logger)

@@ -42,7 +42,7 @@ from r1_gui.training.args import (
 from r1_gui.training.data import load_training_rows
 from r1_gui.training.flags import GUIDataArguments, GUISFTScriptArguments, TrainingRunFlags
 from r1_gui.training.model import load_training_model, load_training_processor, model_and_coordinates, trainer_inputs
-from r1_gui.training.resume import ResumesCheckpoints, resolve_resume
+from r1_gui.training.resume import ResumesCheckpoints, interrupt_keeps_checkpoints, resolve_resume
 from r1_gui.training.trainer import train_and_save
 
 logger = logging.getLogger("r1_gui.sft")  # the command's name, as its log lines always said
@@ -311,11 +311,14 @@ class AdjustThreads(TrainerCallback):
         self.threads.adjust()
 
 
-def train_turns(model, processor, turns, training_args: SFTConfig, *, callbacks=(), optimizer=None, threads=None):
+def train_turns(
+    model, processor, turns, training_args: SFTConfig, *, callbacks=(), optimizer=None, threads=None, resume=None
+):
     """SFT on turns (`Turns` or `DrawnTurns`) with `GUISFTTrainer`: `training_args.max_steps` steps of
     `per_device_train_batch_size` turns, the loss on the answers' tokens only, a line every 30 s; `threads`: torch
     threads adjusted each step to the cores left free (`shared_core_threads`), None: as they are. ``optimizer``:
-    the trainer's (default: trl's from the arguments). Returns the trainer, trained; nothing is saved."""
+    the trainer's (default: trl's from the arguments). ``resume``: a checkpoint folder to go on from (its steps'
+    batches are drawn again and skipped). Returns the trainer, trained; only its checkpoints are saved."""
     import contextlib
 
     from datasets import Dataset
@@ -343,7 +346,8 @@ def train_turns(model, processor, turns, training_args: SFTConfig, *, callbacks=
     with shared_core_threads(threads) if threads else contextlib.nullcontext() as adjusted:
         if adjusted is not None:
             trainer.add_callback(AdjustThreads(adjusted))
-        trainer.train()
+        with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: what was kept, how to go on
+            trainer.train(resume_from_checkpoint=resume)
     return trainer
 
 
