@@ -221,10 +221,15 @@ EPISODE_ONLY = ("env_kwargs", "env_tasks", "env_episodes", "env_seed_offset", "e
                 "max_turn_tokens", "expert_sft_weight", "advantage_estimator", "rollout_mode")  # fmt: skip
 
 
+def changed(settings: EnvArguments, names: tuple[str, ...]) -> list[str]:
+    """The flags of ``names`` set away from their EnvArguments defaults."""
+    return [name for name in names if getattr(settings, name) != default_of(EnvArguments, name)]
+
+
 def episode_flags_without_env(settings: EnvArguments, names: tuple[str, ...] = EPISODE_ONLY) -> list[str]:
     """The episode flags (of ``names``) set away from their defaults on a run without --env, which plays no
     episode."""
-    given = [name for name in names if getattr(settings, name) != default_of(EnvArguments, name)]
+    given = changed(settings, names)
     if not given:
         return []
     flags = ", ".join(f"--{name} {getattr(settings, name)}" for name in given)
@@ -246,7 +251,7 @@ class GUISFTScriptArguments(GUIDataArguments, EnvArguments):
     refused: ClassVar[tuple[str, ...]] = GRPO_ONLY  # left out of the short --help (training.command_lines)
 
     def problems(self) -> list[str]:
-        given = [name for name in self.refused if getattr(self, name) != default_of(EnvArguments, name)]
+        given = changed(self, self.refused)
         found = [f"{', '.join(f'--{name}' for name in given)}: multi-turn GRPO's setting{'s' * (len(given) > 1)} "
                  f"(grpo_gui.py --env), not SFT's; drop {'them' if len(given) > 1 else 'it'}"] if given else []  # fmt: skip
         found += [problem for problem in super().problems() if not problem.startswith(tuple(f"--{n} " for n in given))]
