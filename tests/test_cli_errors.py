@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -964,6 +965,21 @@ def test_a_long_stage_says_where_it_is_within_its_first_half_minute_and_then_eve
         progress.step(step, "2 torch threads")
     assert said[0] == "[sight] step 104/1000, 0.29 s a step, 2 torch threads, about 260 s left"
     assert len(said) == 9  # one every 30 s of a 290 s loop, none at its last step (the stage's end line says it)
+
+
+@pytest.mark.parametrize(
+    "threads, detail", [(None, "loss 0.356"), (SimpleNamespace(threads=2), "2 torch threads, loss 0.356")]
+)
+def test_an_sft_stages_line_says_its_torch_threads_where_they_follow_the_free_cores(threads, detail):
+    from r1_gui.training.progress import StageLines, StageProgress
+
+    lines, now, said = StageLines("sight", 1000, threads=threads), [0.0], []
+    lines.progress = StageProgress("sight", 1000, clock=lambda: now[0], say=lambda line, flush: said.append(line))
+    lines.on_log(None, None, None, logs={"loss": 0.356})
+    for step in range(1, 70):
+        now[0] = step * 0.44
+        lines.on_step_end(None, SimpleNamespace(global_step=step), None)
+    assert said == [f"[sight] step 69/1000, 0.44 s a step, {detail}, about 410 s left"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -169,21 +169,26 @@ def show_step_lines(trainer) -> None:
 
 class StageLines(TrainerCallback):
     """`StageProgress` lines for a trainer's steps (SFT on turns, `r1_gui.training.sft.train_turns`): where it is,
-    its time per step, the last loss logged and about how long is left, every 30 s."""
+    its time per step, torch's threads where they follow the free cores (``threads``, a
+    `r1_gui.cli_errors.SharedCoreThreads`), the last loss logged and about how long is left, every 30 s."""
 
-    def __init__(self, name: str, total: int):
+    def __init__(self, name: str, total: int, threads=None):
         self.progress = StageProgress(name, total)
+        self.threads = threads
         self.loss: float | None = None
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         self.loss = (logs or {}).get("loss", self.loss)
 
     def on_step_end(self, args, state, control, **kwargs):
-        self.progress.step(state.global_step, "" if self.loss is None else f"loss {self.loss:.3f}")
+        said = [f"{self.threads.threads} torch threads" if self.threads is not None else ""]
+        said.append("" if self.loss is None else f"loss {self.loss:.3f}")
+        self.progress.step(state.global_step, ", ".join(part for part in said if part))
 
 
-def show_stage_lines(trainer, name: str, total: int) -> None:
-    """Replace the trainer's progress bar and dict printer by `StageLines`: a long stage's line every 30 s."""
+def show_stage_lines(trainer, name: str, total: int, threads=None) -> None:
+    """Replace the trainer's progress bar and dict printer by `StageLines` (``threads``: as there): a long stage's
+    line every 30 s."""
     for printing in (ProgressCallback, PrinterCallback):
         trainer.pop_callback(printing)
-    trainer.add_callback(StageLines(name, total))
+    trainer.add_callback(StageLines(name, total, threads))

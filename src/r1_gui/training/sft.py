@@ -342,8 +342,8 @@ def train_turns(
         optimizers=(optimizer, None),
         step_batches=StepBatches(turns, steps, batch_size, training_args.seed),
     )
-    show_stage_lines(trainer, Path(training_args.output_dir).name, steps)
     with shared_core_threads(threads) if threads else contextlib.nullcontext() as adjusted:
+        show_stage_lines(trainer, Path(training_args.output_dir).name, steps, adjusted)
         if adjusted is not None:
             trainer.add_callback(AdjustThreads(adjusted))
         with interrupt_keeps_checkpoints(training_args.output_dir):  # Ctrl-C: what was kept, how to go on
