@@ -6,11 +6,13 @@ close it. In CI (env var CI set) a missing Chromium fails these tests: setup.sh 
 skipped, saying why.
 """
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -97,6 +99,57 @@ def play_expert(env, task: str, seed: int) -> dict:
 def test_wrong_settings_are_refused_before_any_browser(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_env("r1_gui/Web-v0", kwargs)
+
+
+@pytest.mark.parametrize("slots, starts, most_at_once", [(1, 4, 1), (2, 4, 2), (3, 2, 2)])
+def test_chromium_starts_take_at_most_one_launch_slot_each(slots, starts, most_at_once, tmp_path):
+    """`launch_slot`: however many starts come at once, no more than ``slots`` hold a slot together, and each gets
+    one in turn (none goes ahead without)."""
+    from r1_gui.envs.web.browser import launch_slot
+
+    holding, most, lock, got = [0], [0], threading.Lock(), []
+
+    def start():
+        with launch_slot(slots, wait_s=30, folder=str(tmp_path)) as held:
+            with lock:
+                holding[0] += 1
+                most[0] = max(most[0], holding[0])
+            time.sleep(0.2)
+            with lock:
+                holding[0] -= 1
+            got.append(held)
+
+    threads = [threading.Thread(target=start) for _ in range(starts)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == most_at_once and got == [True] * starts
+
+
+def test_a_launch_slot_whose_holder_died_is_free_and_one_never_freed_is_waited_for_only_so_long(tmp_path, caplog):
+    from r1_gui.envs.web.browser import LAUNCH_LOCK_PREFIX, launch_slot
+
+    hold = (
+        "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); "
+        "time.sleep(60)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(tmp_path / f"{LAUNCH_LOCK_PREFIX}0.lock")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        with caplog.at_level(logging.WARNING), launch_slot(1, wait_s=0.5, folder=str(tmp_path)) as held:
+            assert not held and 0.5 <= time.monotonic() - start < 5  # the slot taken: waited 0.5 s, then went ahead
+        assert "no Chromium launch slot of 1 came free in 0.5 s" in caplog.text
+    finally:
+        holder.kill()
+        holder.wait()
+    start = time.monotonic()
+    with launch_slot(1, wait_s=30, folder=str(tmp_path)) as held:
+        assert held and time.monotonic() - start < 1  # its holder killed: the kernel freed the lock
+    assert sorted(os.listdir(tmp_path)) == [f"{LAUNCH_LOCK_PREFIX}0.lock"]
 
 
 @needs_browser

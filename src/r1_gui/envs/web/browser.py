@@ -40,6 +40,7 @@ import atexit
 import base64
 import contextlib
 import ctypes
+import fcntl
 import io
 import logging
 import os
@@ -97,6 +98,8 @@ DRAG_MOVES = 5
 PAGE_TIMEOUT_S = 10.0  # a MiniWoB page loads in well under a second and its scripts take milliseconds
 PROFILE_PREFIX = "r1_gui-chromium-"
 STALE_PROFILE_AGE_S = 60.0
+LAUNCH_LOCK_PREFIX = "r1_gui-launch-"  # not PROFILE_PREFIX: remove_stale_profiles would take the lock files
+LAUNCH_WAIT_S = 60.0  # the longest a start waits for a launch slot before it goes ahead anyway
 _PR_SET_PDEATHSIG = 1
 
 
@@ -139,6 +142,38 @@ def remove_stale_profiles(min_age_s: float = STALE_PROFILE_AGE_S) -> list[str]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
+
+
+@contextlib.contextmanager
+def launch_slot(slots: int | None = None, wait_s: float = LAUNCH_WAIT_S, folder: str | None = None):
+    """Hold one of ``slots`` machine-wide places for a Chromium being started (default: one per core this process may
+    use), for the block; yields whether a slot was held. Forty browsers started at once on 2 cores (the asynchronous
+    web demo's rollout workers) time out at start and are started again; one at a time per core they start. A slot
+    is an `fcntl.flock` on a file in ``folder`` (the temporary folder), freed by the kernel when its holder dies; a
+    start that waits ``wait_s`` seconds goes ahead without one (a warning says so)."""
+    slots = slots or len(os.sched_getaffinity(0))
+    folder = folder or tempfile.gettempdir()
+    deadline, held = time.monotonic() + wait_s, None
+    while held is None:
+        for index in range(slots):
+            handle = open(os.path.join(folder, f"{LAUNCH_LOCK_PREFIX}{index}.lock"), "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            held = handle
+            break
+        else:
+            if time.monotonic() >= deadline:
+                logger.warning("no Chromium launch slot of %d came free in %g s: starting without one", slots, wait_s)
+                break
+            time.sleep(0.05)
+    try:
+        yield held is not None
+    finally:
+        if held is not None:
+            held.close()  # closing the file frees its lock
 
 
 def _first_line(error: Exception) -> str:
@@ -204,14 +239,15 @@ class Browser:
         service = self.service = Service(executable_path=driver_path, log_output=subprocess.DEVNULL, popen_kw=popen)
         _LIVE.add(self)
         try:
-            self.driver = webdriver.Chrome(service=service, options=options)
-            self.driver.set_page_load_timeout(self.command_timeout_s)
-            self.driver.set_script_timeout(self.command_timeout_s)
-            width, height = self.viewport
-            self.driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-            )
+            with launch_slot():
+                self.driver = webdriver.Chrome(service=service, options=options)
+                self.driver.set_page_load_timeout(self.command_timeout_s)
+                self.driver.set_script_timeout(self.command_timeout_s)
+                width, height = self.viewport
+                self.driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                )
         except Exception as error:
             self.close()
             raise BrowserError(f"Chromium did not start: {type(error).__name__}: {_first_line(error)}") from error
